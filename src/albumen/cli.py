@@ -1,0 +1,220 @@
+"""Command line: click commands on top of build(); AlbumenError becomes a message and an exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .config import CONFIG_NAME, load_config
+from .errors import AlbumenError, UsageError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class PlainReporter:
+    """Line-based log for pipes, CI and files."""
+
+    def __init__(self, verbosity: int) -> None:
+        self.verbosity = verbosity
+        self.count = 0
+        self.name = ""
+        self.total: int | None = None
+
+    def _end_phase(self) -> None:
+        if self.name and self.verbosity >= 1:
+            if self.name == "Scanning":
+                click.echo(f"scanned {self.count} files")
+            elif self.name == "Processing images":
+                click.echo(f"processed {self.count} images")
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        self._end_phase()
+        self.name, self.total, self.count = name, total, 0
+        if self.verbosity >= 1 and name != "Scanning":
+            click.echo(f"{name.lower()}" + (f" ({total})" if total is not None else "") + " …")
+
+    def advance(self, detail: str = "") -> None:
+        self.count += 1
+        if self.verbosity >= 2 and detail:
+            click.echo(f"  {detail}")
+
+    def note(self, text: str) -> None:
+        if self.verbosity >= 2:
+            click.echo(text)
+
+    def close(self) -> None:
+        self._end_phase()
+        self.name = ""
+
+
+class RichReporter:
+    """A progress bar per phase on a terminal."""
+
+    def __init__(self, verbosity: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=False)
+        self.verbosity = verbosity
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=False,
+        )
+        self.task = None
+        self.progress.start()
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        if self.task is not None:
+            task = self.progress.tasks[-1]
+            self.progress.update(self.task, total=task.completed)
+        self.task = self.progress.add_task(name, total=total)
+
+    def advance(self, detail: str = "") -> None:
+        if self.task is not None:
+            self.progress.advance(self.task)
+
+    def note(self, text: str) -> None:
+        if self.verbosity >= 2:
+            self.progress.console.print(text, markup=False, highlight=False)
+
+    def close(self) -> None:
+        if self.task is not None:
+            task = self.progress.tasks[-1]
+            self.progress.update(self.task, total=task.completed)
+        self.progress.stop()
+
+
+def _reporter(verbosity: int):
+    if verbosity > 0 and sys.stdout.isatty():
+        return RichReporter(verbosity)
+    return PlainReporter(verbosity)
+
+
+def fail(exc: AlbumenError) -> None:
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "--version", prog_name="albumen")
+def main() -> None:
+    """Albumen turns a folder tree of photos into a fast static gallery website.
+
+    \b
+    Examples:
+      albumen demo demo-photos          # write a small sample photo tree
+      albumen build demo-photos         # build it into ./_build
+      albumen build ~/Pictures -o ../site -j 4
+    """
+
+
+@main.command()
+@click.argument("source", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: _build).")
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help=f"Config file (default: ./{CONFIG_NAME} when present).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
+@click.option("--strict", is_flag=True, help="Exit with status 1 when any file was skipped or any warning was given.")
+@click.option("--force", is_flag=True, help="Re-make every image even when its outputs exist.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only problems and the summary.")
+@click.option("-v", "--verbose", count=True, help="Print every file as it is processed.")
+def build(source, output, config_path, jobs, strict, force, quiet, verbose) -> None:
+    """Build the gallery from SOURCE (a folder of photos) into OUTPUT.
+
+    \b
+    Examples:
+      albumen build ~/Pictures/Trips             # writes ./_build
+      albumen build ~/Pictures -o ../site        # choose the output folder
+      albumen build -c albumen.toml --strict     # source and output from the config; fail on any skip
+
+    Exit status: 0 built (skipped files are listed), 1 build failed or --strict found problems,
+    2 usage or configuration error (nothing written), 130 interrupted.
+    """
+    from .build import BuildOptions
+    from .build import build as run_build
+
+    verbosity = 0 if quiet else 1 + verbose
+    try:
+        loaded = load_config(config_path)
+        config = loaded.config
+        src = source if source is not None else loaded.resolve(config.source)
+        if src is None:
+            raise UsageError(
+                "no photo folder given",
+                hint="type 'albumen build PHOTOS' with the folder that holds your photos, "
+                f"or set source = \"...\" in {CONFIG_NAME}",
+            )
+        out = output if output is not None else (loaded.resolve(config.output) if loaded.path else Path("_build"))
+        options = BuildOptions(source=src, output=out or Path("_build"), jobs=jobs or 0, strict=strict, force=force)
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    reporter = _reporter(verbosity)
+    try:
+        report = run_build(loaded, options, reporter)
+    except KeyboardInterrupt:
+        reporter.close()
+        click.echo("interrupted: the site may be incomplete; build again to finish it", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except AlbumenError as exc:
+        reporter.close()
+        fail(exc)
+        return
+    reporter.close()
+    _print_report(report, verbosity)
+    if strict and report.problems:
+        click.echo("--strict: failing because files were skipped or warnings were given", err=True)
+        sys.exit(EXIT_FAILED)
+
+
+def _print_report(report, verbosity: int) -> None:
+    from .build import BuildReport
+
+    assert isinstance(report, BuildReport)
+    limit = None if verbosity >= 2 else 20
+    shown = report.warnings if limit is None else report.warnings[:limit]
+    for warning in shown:
+        click.echo(f"warning: {warning}", err=True)
+    if limit is not None and len(report.warnings) > limit:
+        click.echo(f"warning: … and {len(report.warnings) - limit} more warnings (use -vv to see all)", err=True)
+    for skipped in report.skipped:
+        click.echo(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
+    if report.ignored and verbosity >= 1:
+        click.echo(f"ignored {report.ignored} files that are not photos or videos")
+    def plural(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    click.echo(
+        f"built {plural(report.albums, 'album')}, {plural(report.photos, 'photo')}, {plural(report.videos, 'video')}, "
+        f"{len(report.skipped)} skipped in {report.seconds:.1f} s -> {report.output}"
+    )
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Write into DIRECTORY even if it is not empty.")
+def demo(directory: Path, force: bool) -> None:
+    """Write a small demo photo tree into DIRECTORY (drawn pictures, dates, sidecars, a nested album).
+
+    \b
+    Example:
+      albumen demo demo-photos && albumen build demo-photos && python -m http.server -d _build
+    """
+    from .demo import write_demo
+
+    if directory.exists() and any(directory.iterdir()) and not force:
+        fail(UsageError(f"{directory} is not empty", hint="choose a new folder, or pass --force"))
+    count = write_demo(directory)
+    click.echo(f"wrote {count} demo files to {directory}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,18 @@
+"""Typed, documented settings: declared in schema.py, loaded and validated in load.py."""
+
+from .load import CONFIG_NAME, LoadedConfig, find_config, load_config, validate_config
+from .schema import Config, ImagesConfig, PagesConfig, SortConfig, ThumbnailsConfig, iter_settings
+
+__all__ = [
+    "CONFIG_NAME",
+    "Config",
+    "ImagesConfig",
+    "LoadedConfig",
+    "PagesConfig",
+    "SortConfig",
+    "ThumbnailsConfig",
+    "find_config",
+    "iter_settings",
+    "load_config",
+    "validate_config",
+]

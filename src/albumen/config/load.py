@@ -1,0 +1,201 @@
+"""Find, read and validate `albumen.toml`, reporting every problem at once."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from ..errors import ConfigError
+from .schema import SECTIONS, Config, iter_settings
+
+CONFIG_NAME = "albumen.toml"
+_SORT_RE = re.compile(r"^-?[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A validated configuration and where it came from (None: defaults only)."""
+
+    config: Config
+    path: Path | None
+
+    @property
+    def base_dir(self) -> Path:
+        """Folder that relative paths in the config resolve against."""
+        return self.path.parent if self.path else Path.cwd()
+
+    def resolve(self, value: str) -> Path | None:
+        """Resolve a path setting against the config's own folder; '' means unset."""
+        if not value:
+            return None
+        return (self.base_dir / Path(value).expanduser()).resolve()
+
+
+def find_config(explicit: str | Path | None, cwd: Path) -> Path | None:
+    """The config file to use: the one given with -c, else ./albumen.toml if present."""
+    if explicit is not None:
+        return Path(explicit)
+    candidate = cwd / CONFIG_NAME
+    return candidate if candidate.is_file() else None
+
+
+def load_config(explicit: str | Path | None = None, cwd: Path | None = None, overrides: dict | None = None) -> LoadedConfig:
+    """Read and validate the config (if any) and apply command-line overrides (dotted keys)."""
+    cwd = cwd or Path.cwd()
+    path = find_config(explicit, cwd)
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise ConfigError([f"config file not found: {path}"], path=str(path)) from None
+        except OSError as exc:
+            raise ConfigError([f"cannot read config file: {exc.strerror}"], path=str(path)) from None
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise ConfigError(["the file is not UTF-8 text"], path=str(path)) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError([f"invalid TOML: {exc}"], path=str(path)) from None
+    for dotted, value in (overrides or {}).items():
+        section, _, key = dotted.rpartition(".")
+        target = data.setdefault(section, {}) if section else data
+        target[key] = value
+    config = validate_config(data, path=str(path) if path else None)
+    return LoadedConfig(config=config, path=path.resolve() if path else None)
+
+
+def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
+    """Turn a parsed TOML table into a Config, or raise ConfigError listing every problem."""
+    problems: list[str] = []
+    all_keys = [key for key, _ in iter_settings()]
+    top_values: dict[str, Any] = {}
+    section_values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
+    top_fields = {f.name: f for f in fields(Config) if f.name not in SECTIONS}
+
+    for key, value in data.items():
+        if key in SECTIONS:
+            if not isinstance(value, dict):
+                problems.append(f"{key}: expected a table ([{key}]), got {_describe(value)}")
+                continue
+            section_fields = {f.name: f for f in fields(SECTIONS[key])}
+            for sub, subvalue in value.items():
+                dotted = f"{key}.{sub}"
+                if sub not in section_fields:
+                    problems.append(_unknown(dotted, all_keys))
+                    continue
+                checked = _check(dotted, section_fields[sub], subvalue, problems)
+                if checked is not _INVALID:
+                    section_values[key][sub] = checked
+        elif key in top_fields:
+            checked = _check(key, top_fields[key], value, problems)
+            if checked is not _INVALID:
+                top_values[key] = checked
+        else:
+            problems.append(_unknown(key, all_keys))
+
+    if problems:
+        raise ConfigError(problems, path=path)
+    config = Config(**top_values)
+    return replace(config, **{name: SECTIONS[name](**values) for name, values in section_values.items() if values})
+
+
+_INVALID = object()
+
+
+def _unknown(dotted: str, known: list[str]) -> str:
+    leaf = dotted.rpartition(".")[2]
+    guesses = difflib.get_close_matches(dotted, known, n=1, cutoff=0.6)
+    if not guesses:
+        guesses = [k for k in known if k.rpartition(".")[2] == leaf]
+    if not guesses:
+        by_leaf = {k.rpartition(".")[2]: k for k in known}
+        leaf_guess = difflib.get_close_matches(leaf, list(by_leaf), n=1, cutoff=0.7)
+        guesses = [by_leaf[g] for g in leaf_guess]
+    hint = f"; did you mean '{guesses[0]}'?" if guesses else ""
+    return f"{dotted}: unknown setting{hint}"
+
+
+def _describe(value: Any) -> str:
+    kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}
+    return f"{kind.get(type(value), type(value).__name__)} ({value!r})" if not isinstance(value, dict) else "a table"
+
+
+def _check(key: str, f, value: Any, problems: list[str]) -> Any:
+    """Validate one value against its declaration; record a problem and return _INVALID on failure."""
+    rules = f.metadata
+    default = f.default
+    n_before = len(problems)
+
+    def bad(expected: str) -> Any:
+        problems.append(f"{key}: expected {expected}, got {_describe(value)}")
+        return _INVALID
+
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            return bad("true or false")
+    elif isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            return bad(_int_expectation(rules))
+        if ("min" in rules and value < rules["min"]) or ("max" in rules and value > rules["max"]):
+            return bad(_int_expectation(rules))
+    elif isinstance(default, str):
+        if not isinstance(value, str):
+            return bad("a string" if "choices" not in rules else _choices(rules["choices"]))
+        if "choices" in rules and value not in rules["choices"]:
+            return bad(_choices(rules["choices"]))
+        value = _check_kind(key, rules.get("kind"), value, problems)
+    elif isinstance(default, tuple):
+        item_type = int if "int" in str(f.type) else str
+        if not isinstance(value, list):
+            return bad(f"a list of {'integers' if item_type is int else 'strings'}")
+        for item in value:
+            if item_type is int and (isinstance(item, bool) or not isinstance(item, int)):
+                return bad("a list of integers")
+            if item_type is str and not isinstance(item, str):
+                return bad("a list of strings")
+            if item_type is int and (("min" in rules and item < rules["min"]) or ("max" in rules and item > rules["max"])):
+                return bad(f"a list of integers from {rules.get('min')} to {rules.get('max')}")
+            if "item_choices" in rules and item not in rules["item_choices"]:
+                problems.append(f"{key}: {item!r} is not one of {', '.join(rules['item_choices'])}")
+                return _INVALID
+        if item_type is int and not value:
+            return bad("at least one size")
+        value = tuple(value)
+    return _INVALID if len(problems) > n_before else value
+
+
+def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> str:
+    if kind == "url" and value:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            problems.append(f"{key}: expected an absolute http(s) address such as 'https://photos.example.org/', got {value!r}")
+        elif not value.endswith("/"):
+            value += "/"
+    elif kind == "timezone" and value:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            problems.append(f"{key}: expected a time zone name such as 'Europe/Paris' or 'UTC', got {value!r}")
+    elif kind == "sort" and not _SORT_RE.match(value):
+        problems.append(f"{key}: expected 'date', 'name', 'title' or a sidecar key, optionally prefixed by '-', got {value!r}")
+    return value
+
+
+def _int_expectation(rules) -> str:
+    lo, hi = rules.get("min"), rules.get("max")
+    if lo is not None and hi is not None:
+        return f"an integer from {lo} to {hi}"
+    if lo is not None:
+        return f"an integer of at least {lo}"
+    return "an integer"
+
+
+def _choices(choices) -> str:
+    return "one of " + ", ".join(repr(c) for c in choices)

@@ -1,0 +1,154 @@
+"""Every setting Albumen has, declared once: type, default, limits and meaning.
+
+The loader validates against these declarations, `albumen init` writes them out
+as an annotated file, and the README's settings table is generated from them, so
+documentation and behaviour cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
+
+# Pillow's own default: about 179 megapixels, 0.5 GiB as 8-bit RGB.
+DEFAULT_MAX_PIXELS = 178_956_970
+
+
+def setting(default: Any, doc: str, **rules: Any) -> Any:
+    """A documented setting. Rules: choices, item_choices, min, max, kind ('path', 'url', 'timezone', 'sort')."""
+    if isinstance(default, list):
+        default = tuple(default)
+    return field(default=default, metadata={"doc": doc, **rules})
+
+
+@dataclass(frozen=True)
+class SortConfig:
+    albums: str = setting(
+        "-date",
+        "Order of sub-albums: 'date', 'name', 'title' or any sidecar key; a leading '-' sorts descending. "
+        "An album's date is its newest photo. index.md can override it per album with 'album_sort'.",
+        kind="sort",
+    )
+    media: str = setting(
+        "date",
+        "Order of photos and videos in an album: 'date', 'name', 'title' or any sidecar key; '-' for descending. "
+        "index.md can override it per album with 'sort'.",
+        kind="sort",
+    )
+
+
+@dataclass(frozen=True)
+class ImagesConfig:
+    sizes: tuple[int, ...] = setting(
+        [640, 1024, 1600, 2048],
+        "Long-edge sizes in pixels of the resized images offered to browsers (srcset). Never upscaled.",
+        min=16,
+        max=16384,
+    )
+    quality: int = setting(82, "JPEG quality, 1-100.", min=1, max=100)
+    webp_quality: int = setting(80, "WebP quality, 1-100 (used when 'webp' is in formats).", min=1, max=100)
+    avif_quality: int = setting(55, "AVIF quality, 1-100 (used when 'avif' is in formats).", min=1, max=100)
+    formats: tuple[str, ...] = setting(
+        ["jpeg"],
+        "Output formats. JPEG is always made as the fallback; 'webp' and 'avif' add modern sources.",
+        item_choices=("jpeg", "webp", "avif"),
+    )
+    progressive: bool = setting(True, "Write progressive JPEGs (they show a preview sooner on slow connections).")
+    max_pixels: int = setting(
+        DEFAULT_MAX_PIXELS,
+        "Largest image accepted, in pixels (width x height). Bigger files are skipped as possible decompression bombs.",
+        min=1,
+    )
+    originals: str = setting(
+        "none",
+        "'none': originals are not published; 'copy': a download copy of each original is published "
+        "(GPS removed unless keep_metadata is true).",
+        choices=("none", "copy"),
+    )
+    keep_metadata: bool = setting(
+        False,
+        "Keep all EXIF/XMP/IPTC metadata (including GPS and serial numbers) in published images. "
+        "When false only Artist and Copyright are kept.",
+    )
+
+
+@dataclass(frozen=True)
+class ThumbnailsConfig:
+    height: int = setting(320, "Thumbnail height in pixels (the square side when style is 'square').", min=16, max=4096)
+    style: str = setting(
+        "justified",
+        "'justified': rows of thumbnails that keep each photo's aspect (like Flickr); 'square': square crops.",
+        choices=("justified", "square"),
+    )
+
+
+@dataclass(frozen=True)
+class PagesConfig:
+    page_size: int = setting(200, "Thumbnails per album page; larger albums get page/2/, page/3/, ...", min=1, max=100_000)
+    links: str = setting(
+        "directory",
+        "'directory': links end in '/'; 'index.html': links end in 'index.html' so the site also works "
+        "from file:// and plain object stores.",
+        choices=("directory", "index.html"),
+    )
+    slugs: str = setting(
+        "ascii",
+        "'ascii': URL-safe names made from folder and file names; 'original': keep the names as they are "
+        "(percent-encoded), e.g. to keep the URLs of a gallery moved from Sigal.",
+        choices=("ascii", "original"),
+    )
+    exif: tuple[str, ...] = setting(
+        ["camera", "lens", "exposure", "aperture", "iso", "focal_length"],
+        "Camera details shown on photo pages. 'gps' also shows the location (off by default).",
+        item_choices=("camera", "lens", "exposure", "aperture", "iso", "focal_length", "gps"),
+    )
+
+
+@dataclass(frozen=True)
+class Config:
+    title: str = setting("", "Site title. Default: the name of the photo folder.")
+    description: str = setting("", "One line about the site, used in page metadata.")
+    author: str = setting("", "Author or photographer, shown in the footer and page metadata.")
+    url: str = setting(
+        "",
+        "Absolute address where the site will live, e.g. 'https://photos.example.org/'. "
+        "Needed for feeds, the sitemap and share previews.",
+        kind="url",
+    )
+    language: str = setting("en", "Language of the theme's text.", choices=("en", "fr"))
+    source: str = setting("", "Photo folder, relative to this file. The command line's SOURCE overrides it.", kind="path")
+    output: str = setting("_build", "Output folder, relative to this file. The command line's -o overrides it.", kind="path")
+    timezone: str = setting(
+        "",
+        "Time zone for dates without one (plain EXIF), e.g. 'Europe/Paris'. Default: this computer's zone.",
+        kind="timezone",
+    )
+    theme: str = setting(
+        "",
+        "Folder of a theme whose templates/ and static/ files override the default theme file by file.",
+        kind="path",
+    )
+    ignore: tuple[str, ...] = setting(
+        [],
+        "Glob patterns of files and folders to leave out, matched against names and paths relative to the source.",
+    )
+    sort: SortConfig = field(default_factory=SortConfig, metadata={"doc": "How albums and media are ordered."})
+    images: ImagesConfig = field(default_factory=ImagesConfig, metadata={"doc": "Resized images."})
+    thumbnails: ThumbnailsConfig = field(default_factory=ThumbnailsConfig, metadata={"doc": "Grid thumbnails."})
+    pages: PagesConfig = field(default_factory=PagesConfig, metadata={"doc": "Pages and URLs."})
+
+
+SECTIONS: dict[str, type] = {
+    f.name: f.default_factory  # type: ignore[misc]
+    for f in fields(Config)
+    if f.default is MISSING and f.default_factory is not MISSING
+}
+
+
+def iter_settings(cls: type = Config, prefix: str = ""):
+    """Yield (dotted key, field) for every leaf setting, in declaration order."""
+    for f in fields(cls):
+        if f.name in SECTIONS and cls is Config:
+            yield from iter_settings(SECTIONS[f.name], prefix=f"{f.name}.")
+        else:
+            yield prefix + f.name, f

@@ -1,0 +1,161 @@
+"""The gallery as inert data: flat maps keyed by `src_uri`, no I/O, no cycles, picklable.
+
+`src_uri` is the POSIX path relative to the source root ('' is the root album).
+Albums refer to their children and media by key, never by object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Camera:
+    make: str | None = None
+    model: str | None = None
+    lens: str | None = None
+    exposure_time: float | None = None  # seconds
+    f_number: float | None = None
+    iso: int | None = None
+    focal_length: float | None = None  # mm
+    focal_length_35mm: float | None = None
+
+
+@dataclass(frozen=True)
+class GPS:
+    latitude: float
+    longitude: float
+    altitude: float | None = None
+
+
+@dataclass(frozen=True)
+class EmbeddedMetadata:
+    """What the file itself says, merged across EXIF, IPTC and XMP by precedence (XMP > IPTC > EXIF)."""
+
+    title: str | None = None
+    description: str | None = None
+    alt: str | None = None
+    keywords: tuple[str, ...] = ()
+    rating: int | None = None
+    date: datetime | None = None  # aware
+    date_source: str | None = None  # 'xmp' | 'iptc' | 'exif' | 'video'
+    artist: str | None = None
+    copyright: str | None = None
+    camera: Camera = field(default_factory=Camera)
+    gps: GPS | None = None
+
+
+@dataclass(frozen=True)
+class MediaInfo:
+    """How to decode the file and what it looks like, learnt from its header only."""
+
+    kind: str  # 'image' | 'video'
+    format: str  # 'jpeg', 'png', 'gif', 'webp', 'tiff', 'bmp', 'heif', 'avif', 'mpo', ...
+    width: int  # as displayed, after orientation
+    height: int
+    orientation: int = 1  # EXIF orientation still to apply to the decoded pixels
+    colour: str = "srgb"  # 'srgb' (or untagged), 'p3' (kept with its profile), 'convert' (to sRGB)
+    frames: int = 1
+    duration: float | None = None  # seconds, videos
+
+
+@dataclass(frozen=True)
+class Sidecar:
+    """A Markdown sidecar: header keys (lower-case) and the body rendered to HTML."""
+
+    src_uri: str
+    meta: dict
+    body_html: str = ""
+
+
+@dataclass
+class Media:
+    src_uri: str
+    album_uri: str
+    name: str  # file name
+    size: int
+    mtime_ns: int
+    content_hash: str
+    info: MediaInfo
+    embedded: EmbeddedMetadata
+    sidecar: Sidecar | None = None
+    paired: tuple[str, ...] = ()  # RAW or Live Photo files published as part of this one
+    # Resolved by precedence: sidecar > XMP > IPTC > embedded > file name > mtime
+    title: str | None = None
+    description_html: str = ""
+    alt: str | None = None
+    date: datetime | None = None
+    date_source: str = "mtime"
+    tags: tuple[str, ...] = ()
+    author: str | None = None
+    location: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind
+
+    @property
+    def stem(self) -> str:
+        return self.name.rsplit(".", 1)[0] if "." in self.name[1:] else self.name
+
+
+@dataclass
+class Album:
+    src_uri: str
+    name: str  # folder name ('' for the root)
+    title: str
+    description_html: str = ""
+    sidecar: Sidecar | None = None
+    children: list[str] = field(default_factory=list)  # album src_uris, sorted
+    media: list[str] = field(default_factory=list)  # media src_uris, sorted
+    cover: str | None = None  # media src_uri
+    date_start: datetime | None = None
+    date_end: datetime | None = None
+    sort_date: datetime | None = None  # 'date' from index.md, for ordering albums
+    photo_count: int = 0  # everything at and below this album
+    video_count: int = 0
+
+    @property
+    def parent_uri(self) -> str | None:
+        if self.src_uri == "":
+            return None
+        return self.src_uri.rpartition("/")[0]
+
+    @property
+    def depth(self) -> int:
+        return 0 if not self.src_uri else self.src_uri.count("/") + 1
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file that looked like media but could not be used, and why."""
+
+    src_uri: str
+    reason: str
+
+
+@dataclass
+class Gallery:
+    albums: dict[str, Album] = field(default_factory=dict)
+    media: dict[str, Media] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    ignored: int = 0  # files that are not media at all (.txt, .xmp, ...)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def root(self) -> Album:
+        return self.albums[""]
+
+    def walk_albums(self, start: str = ""):
+        """Albums depth-first in display order, starting with `start` itself."""
+        stack = [start]
+        while stack:
+            uri = stack.pop()
+            album = self.albums[uri]
+            yield album
+            stack.extend(reversed(album.children))
+
+    def flatten(self, album_uri: str = "") -> list[Media]:
+        """All media of an album and every album below it, in display order, without changing anything."""
+        return [self.media[m] for album in self.walk_albums(album_uri) for m in album.media]

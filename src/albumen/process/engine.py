@@ -1,0 +1,269 @@
+"""The image engine: one small interface over libvips (pyvips), with Pillow for what libvips lacks.
+
+open (with shrink-on-load) -> orient -> to sRGB (or keep Display P3) -> resize -> encode.
+
+libvips decodes JPEG, PNG, WebP, TIFF and GIF here, shrinking JPEGs in the DCT
+domain while decoding. HEIC/HEIF (libvips has no HEVC decoder in the wheel),
+AVIF (whose container rotations Pillow reports as an EXIF orientation) and BMP
+are decoded by Pillow and handed over as pixels, so every later step is shared.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+
+os.environ.setdefault("VIPS_CONCURRENCY", "1")  # one thread per worker process: workers are the parallelism
+
+import pyvips  # noqa: E402
+
+from ..errors import ProcessingError  # noqa: E402
+from .specs import ImageJob, OutputSpec, Placeholder  # noqa: E402
+
+pyvips.cache_set_max(0)  # every file is used once; the operation cache only costs memory
+
+VIPS_FORMATS = {"jpeg", "mpo", "png", "gif", "webp", "tiff"}
+ANIMATED_OUT = {"gif", "webp"}
+
+
+def _vips_error(exc: Exception) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip() and not ln.startswith("unable to call")]
+    return "; ".join(dict.fromkeys(lines))[:300] or type(exc).__name__
+
+
+def choose_shrink(job: ImageJob, outputs: tuple[OutputSpec, ...]) -> int:
+    """Largest JPEG shrink-on-load factor (1, 2, 4, 8) that still leaves enough pixels for every output."""
+    need = 0.0
+    for out in outputs:
+        if out.format == "copy":
+            continue
+        need = max(need, out.width / job.src_width, out.height / job.src_height)
+    for factor in (8, 4, 2):
+        if 1.0 / factor >= need:
+            return factor
+    return 1
+
+
+def open_image(job: ImageJob, animated: bool = False) -> pyvips.Image:
+    """Decode once, at the smallest adequate scale, oriented and colour-managed, in memory."""
+    if job.src_width * job.src_height > job.max_pixels:
+        raise ProcessingError("image is larger than images.max_pixels")
+    image = None
+    if job.format in VIPS_FORMATS:
+        try:  # decode now, sequentially; rotations and several outputs then read from memory
+            image = _open_vips(job, animated).copy_memory()
+        except (pyvips.Error, ProcessingError) as exc:
+            if animated:
+                raise ProcessingError(f"cannot decode image: {_vips_error(exc)}") from None
+            # libjpeg's strict mode also refuses files with recoverable corruption that Pillow
+            # decodes fine; Pillow still refuses truly truncated files.
+    if image is None:
+        image = _open_pillow(job)
+    image = _orient(image, job.orientation)
+    image = _to_display_colour(image, job.colour)
+    return image.copy_memory()
+
+
+def _open_vips(job: ImageJob, animated: bool) -> pyvips.Image:
+    options: dict = {"access": "sequential", "fail_on": "truncated"}
+    if job.format in ("jpeg", "mpo"):
+        shrink = choose_shrink(job, job.outputs)
+        if shrink > 1:
+            options["shrink"] = shrink
+    if animated:
+        options["n"] = -1
+    return pyvips.Image.new_from_file(job.abs_src_path, **options)
+
+
+def _open_pillow(job: ImageJob) -> pyvips.Image:
+    from PIL import Image
+
+    try:  # registers the HEIF opener; AVIF is built into Pillow
+        import pillow_heif
+
+        pillow_heif.register_heif_opener()
+    except ImportError:  # pragma: no cover
+        pass
+    Image.MAX_IMAGE_PIXELS = job.max_pixels
+    try:
+        with Image.open(job.abs_src_path) as im:
+            if im.format == "JPEG":
+                need = max((o.width / job.src_width for o in job.outputs if o.format != "copy"), default=1.0)
+                im.draft("RGB", (max(1, int(im.width * need)), max(1, int(im.height * need))))
+            im.load()
+            icc = im.info.get("icc_profile")
+            if im.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+                im = im.point(lambda v: v / 256 if im.mode.startswith("I;16") else v).convert("L")
+            elif im.mode in ("1", "P", "PA", "LA", "RGBX", "YCbCr", "HSV"):
+                im = im.convert("RGBA" if ("transparency" in im.info or im.mode in ("PA", "LA")) else "RGB")
+            elif im.mode == "CMYK":
+                pass
+            elif im.mode not in ("L", "RGB", "RGBA"):
+                im = im.convert("RGB")
+            bands = len(im.getbands())
+            image = pyvips.Image.new_from_memory(im.tobytes(), im.width, im.height, bands, "uchar")
+            interpretation = {1: "b-w", 3: "srgb", 4: "cmyk" if im.mode == "CMYK" else "srgb"}.get(bands, "srgb")
+            image = image.copy(interpretation=interpretation)
+            if icc:
+                image.set_type(pyvips.GValue.blob_type, "icc-profile-data", icc)
+            return image
+    except ProcessingError:
+        raise
+    except Image.DecompressionBombError as exc:
+        raise ProcessingError(f"refused as a possible decompression bomb: {exc}") from None
+    except Exception as exc:
+        raise ProcessingError(f"cannot decode image: {type(exc).__name__}: {exc}") from None
+
+
+def _orient(image: pyvips.Image, orientation: int) -> pyvips.Image:
+    """Apply an EXIF orientation (1-8) to the pixels."""
+    if orientation == 2:
+        image = image.fliphor()
+    elif orientation == 3:
+        image = image.rot180()
+    elif orientation == 4:
+        image = image.flipver()
+    elif orientation == 5:
+        image = image.rot90().fliphor()
+    elif orientation == 6:
+        image = image.rot90()
+    elif orientation == 7:
+        image = image.rot270().fliphor()
+    elif orientation == 8:
+        image = image.rot270()
+    return image
+
+
+def _to_display_colour(image: pyvips.Image, colour: str) -> pyvips.Image:
+    """8-bit sRGB (or grey), or Display P3 with its profile kept."""
+    has_icc = image.get_typeof("icc-profile-data") != 0
+    if colour == "convert" or image.interpretation == "cmyk":
+        try:
+            image = image.icc_transform("srgb", embedded=True, intent="perceptual")
+        except pyvips.Error:
+            image = image.colourspace("srgb")
+        if image.get_typeof("icc-profile-data") != 0:
+            image = image.copy()
+            image.remove("icc-profile-data")
+    elif colour != "p3" and has_icc:
+        image = image.copy()
+        image.remove("icc-profile-data")
+    if image.format != "uchar" or image.interpretation not in ("srgb", "b-w"):
+        target = "b-w" if image.bands in (1, 2) else "srgb"
+        image = image.colourspace(target)
+        if image.format != "uchar":
+            image = image.cast("uchar")
+    return image
+
+
+def resize_exact(image: pyvips.Image, width: int, height: int, crop: str | None = None) -> pyvips.Image:
+    """Resize to exactly width x height (never up), cropping the excess when asked."""
+    if crop:
+        scale = max(width / image.width, height / image.height)
+        if scale < 1:
+            image = _resize(image, max(width, round(image.width * scale)), max(height, round(image.height * scale)))
+        if image.width != width or image.height != height:
+            if crop == "attention" and image.width >= width and image.height >= height:
+                image = image.smartcrop(width, height, interesting="attention")
+            else:
+                left = max(0, (image.width - width) // 2)
+                top = max(0, (image.height - height) // 2)
+                image = image.crop(left, top, min(width, image.width), min(height, image.height))
+        return image
+    if image.width == width and image.height == height:
+        return image
+    return _resize(image, width, height)
+
+
+def _resize(image: pyvips.Image, width: int, height: int) -> pyvips.Image:
+    alpha = image.bands in (2, 4)
+    if alpha:
+        image = image.premultiply()
+    out = image.resize(width / image.width, vscale=height / image.height, kernel="lanczos3")
+    if alpha:
+        out = out.unpremultiply()
+    if out.format != "uchar":
+        out = out.cast("uchar")
+    if out.width != width or out.height != height:  # floating point rounding: at most a pixel
+        out = out.embed(0, 0, width, height, extend="copy")
+    return out
+
+
+def encode(image: pyvips.Image, spec: OutputSpec, job: ImageJob) -> bytes:
+    """Encode one derivative with the metadata policy applied."""
+    image = _with_metadata(image, job)
+    keep = _keep(image, job)
+    fmt = spec.format
+    if fmt in ("jpeg", "avif") and image.bands in (2, 4):
+        image = image.flatten(background=[255] * (image.bands - 1))
+    if fmt == "jpeg":
+        return image.jpegsave_buffer(
+            Q=spec.quality, optimize_coding=True, interlace=job.progressive, keep=keep, subsample_mode="auto"
+        )
+    if fmt == "webp":
+        return image.webpsave_buffer(Q=spec.quality, effort=4, keep=keep, smart_subsample=False)
+    if fmt == "avif":
+        if image.bands == 1:
+            image = image.colourspace("srgb")
+        return image.heifsave_buffer(compression="av1", Q=spec.quality, effort=1, keep=keep, bitdepth=8)
+    if fmt == "gif":
+        return image.gifsave_buffer(keep="none", effort=4)
+    if fmt == "png":
+        return image.pngsave_buffer(compression=6, keep=keep)
+    raise ProcessingError(f"unknown output format {fmt!r}")
+
+
+def _keep(image: pyvips.Image, job: ImageJob) -> str:
+    if job.keep_metadata:
+        return "all"
+    parts = []
+    if image.get_typeof("icc-profile-data") != 0:
+        parts.append("icc")
+    if job.artist or job.copyright:
+        parts.append("exif")
+    return ",".join(parts) or "none"
+
+
+def _with_metadata(image: pyvips.Image, job: ImageJob) -> pyvips.Image:
+    """Published images keep only Artist and Copyright (plus the P3 profile), unless metadata is kept."""
+    image = image.copy()
+    if job.keep_metadata:
+        image.set_type(pyvips.GValue.gint_type, "orientation", 1)  # the pixels are already upright
+        return image
+    for name in image.get_fields():
+        if name.startswith("exif-") or name in ("xmp-data", "iptc-data", "jpeg-thumbnail-data", "orientation"):
+            image.remove(name)
+    if job.artist or job.copyright:
+        from PIL import Image as PILImage
+
+        exif = PILImage.Exif()
+        if job.artist:
+            exif[0x013B] = job.artist
+        if job.copyright:
+            exif[0x8298] = job.copyright
+        image.set_type(pyvips.GValue.blob_type, "exif-data", b"Exif\x00\x00" + exif.tobytes())
+        if job.artist:
+            image.set_type(pyvips.GValue.gstr_type, "exif-ifd0-Artist", job.artist)
+        if job.copyright:
+            image.set_type(pyvips.GValue.gstr_type, "exif-ifd0-Copyright", job.copyright)
+    return image
+
+
+def make_placeholder(image: pyvips.Image) -> Placeholder:
+    """Average colour and a tiny (at most 8 px) preview, inlined as a data URI."""
+    small = image
+    if small.bands in (2, 4):
+        small = small.flatten(background=[255] * (small.bands - 1))
+    if small.bands == 1:
+        small = small.colourspace("srgb")
+    scale = 8 / max(small.width, small.height)
+    if scale < 1:
+        small = small.resize(scale, kernel="linear")
+    small = small.cast("uchar").copy()
+    for name in small.get_fields():
+        if name in ("icc-profile-data", "exif-data", "xmp-data"):
+            small.remove(name)
+    stats = [small.extract_band(i).avg() for i in range(3)]
+    colour = "#" + "".join(f"{max(0, min(255, round(v))):02x}" for v in stats)
+    png = small.pngsave_buffer(compression=9, keep="none")
+    return Placeholder(colour=colour, data_uri="data:image/png;base64," + base64.b64encode(png).decode("ascii"))

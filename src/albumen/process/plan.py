@@ -1,0 +1,217 @@
+"""Plan the site before any pixel moves: every page's URL, every derivative's name and size.
+
+Slugs are assigned in natural name order (sub-albums first, then media), so the
+same tree always gives the same URLs. Derivative names carry a hash of the
+source content and the recipe, so they can be cached forever and a changed
+setting re-makes exactly the derivatives it affects.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from anyascii import anyascii
+
+from ..config import Config
+from ..model import Gallery, Media
+from ..scan.arrange import natural_key
+from .specs import EXTENSIONS, ImageJob, OutputSpec, derivative_hash, recipe_fingerprint
+
+STATIC_DIR = "static"
+# Names the site itself uses at the top level; an album or photo there gets another name.
+RESERVED_TOP = {
+    STATIC_DIR, "stream", "p", "page", "feed.xml", "rss.xml", "sitemap.xml", "robots.txt", "index.html",
+    "404.html", "favicon.ico", "tags", "search",
+}
+# Inside every album: pagination.
+RESERVED_ALBUM = {"page", "index.html"}
+MAX_THUMB_ASPECT = 3.0
+
+
+@dataclass
+class MediaPlan:
+    src_uri: str
+    dest_dir: str  # the photo page lives at dest_dir/index.html
+    thumb: OutputSpec
+    display: dict[str, list[OutputSpec]]  # format -> outputs, smallest first
+    original: OutputSpec | None = None
+
+    @property
+    def outputs(self) -> list[OutputSpec]:
+        out = [self.thumb] + [o for specs in self.display.values() for o in specs]
+        return out + ([self.original] if self.original else [])
+
+    @property
+    def largest(self) -> OutputSpec:
+        return self.display["jpeg"][-1] if "jpeg" in self.display else next(iter(self.display.values()))[-1]
+
+
+@dataclass
+class SitePlan:
+    album_dirs: dict[str, str] = field(default_factory=dict)  # album src_uri -> dest dir ('' is the root)
+    media: dict[str, MediaPlan] = field(default_factory=dict)
+    jobs: dict[str, ImageJob] = field(default_factory=dict)  # media src_uri -> job
+    warnings: list[str] = field(default_factory=list)
+
+
+def slugify(name: str) -> str:
+    """URL-safe ASCII name: transliterated, lower case, words joined by '-'."""
+    text = anyascii(name).lower()
+    text = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
+    return text[:80].rstrip("-") or "untitled"
+
+
+def safe_segment(name: str) -> str:
+    """An original name kept as a path segment (percent-encoded in links); only impossible names change."""
+    text = re.sub(r"[\x00-\x1f/\\]", "_", name).strip()
+    return "_" if text in ("", ".", "..") else text
+
+
+def _stem(name: str) -> str:
+    stem, ext = os.path.splitext(name)
+    return stem if stem else name
+
+
+def assign_dirs(gallery: Gallery, mode: str) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """Output folder of every album and media page, and the warnings about renamed ones."""
+    make = slugify if mode == "ascii" else safe_segment
+    album_dirs: dict[str, str] = {"": ""}
+    media_dirs: dict[str, str] = {}
+    warnings: list[str] = []
+    for album in gallery.walk_albums():
+        base = album_dirs[album.src_uri]
+        reserved = RESERVED_TOP if album.src_uri == "" else RESERVED_ALBUM
+        taken: dict[str, str] = {}
+        entries = [(gallery.albums[c].name, c, "album") for c in album.children]
+        entries.sort(key=lambda e: natural_key(e[0]))
+        media_entries = [(gallery.media[m].name, m, "media") for m in album.media]
+        media_entries.sort(key=lambda e: natural_key(e[0]))
+        for name, uri, kind in entries + media_entries:
+            wanted = make(name if kind == "album" else _stem(name))
+            segment = wanted
+            n = 1
+            while segment.casefold() in taken or segment.casefold() in reserved:
+                n += 1
+                segment = f"{wanted}-{n}"
+            if segment != wanted:
+                if wanted.casefold() in reserved:
+                    warnings.append(f"{uri}: '{wanted}' is a name the site itself uses; published as '{segment}'")
+                else:
+                    other = taken[wanted.casefold()]
+                    warnings.append(f"{uri}: same URL name '{wanted}' as {other}; published as '{segment}'")
+            taken[segment.casefold()] = uri
+            target = posixpath.join(base, segment) if base else segment
+            if kind == "album":
+                album_dirs[uri] = target
+            else:
+                media_dirs[uri] = target
+    return album_dirs, media_dirs, warnings
+
+
+def thumb_geometry(width: int, height: int, size: int, style: str) -> tuple[int, int, str | None]:
+    """Thumbnail size and crop mode: fixed height (aspect capped at 3:1 and 1:3) or a square."""
+    if style == "square":
+        side = max(1, min(size, width, height))
+        return side, side, "attention" if width != height else None
+    aspect = width / height
+    capped = min(max(aspect, 1 / MAX_THUMB_ASPECT), MAX_THUMB_ASPECT)
+    if capped != aspect:
+        crop_w, crop_h = (height * MAX_THUMB_ASPECT, height) if aspect > 1 else (width, width * MAX_THUMB_ASPECT)
+    else:
+        crop_w, crop_h = width, height
+    scale = min(1.0, size / crop_h)
+    return max(1, round(crop_w * scale)), max(1, round(crop_h * scale)), "centre" if capped != aspect else None
+
+
+def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Pixel sizes for the srcset: each configured long edge below the source's, then the source size once."""
+    long_edge = max(width, height)
+    out: list[tuple[int, int]] = []
+    for size in sorted(set(sizes)):
+        if size >= long_edge:
+            out.append((width, height))
+            break
+        scale = size / long_edge
+        out.append((max(1, round(width * scale)), max(1, round(height * scale))))
+    return list(dict.fromkeys(out))
+
+
+def plan_site(gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str) -> SitePlan:
+    """URLs for everything and the image jobs that make every derivative."""
+    plan = SitePlan()
+    plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs)
+    for uri, media in gallery.media.items():
+        if media.kind != "image":
+            continue
+        media_plan, job = _plan_image(media, media_dirs[uri], config, abs_dest_root, abs_source_root)
+        plan.media[uri] = media_plan
+        plan.jobs[uri] = job
+    return plan
+
+
+def _plan_image(media: Media, dest_dir: str, config: Config, abs_dest_root: str, abs_source_root: str):
+    info = media.info
+    images = config.images
+    keep = images.keep_metadata
+    artist = media.embedded.artist if not keep else None
+    copyright_ = media.embedded.copyright if not keep else None
+    job_fields = {
+        "orientation": info.orientation,
+        "colour": info.colour,
+        "keep_metadata": keep,
+        "artist": artist,
+        "copyright": copyright_,
+    }
+    slug = posixpath.basename(dest_dir)
+    animated = info.frames > 1
+
+    def spec(role: str, tag: str, w: int, h: int, fmt: str, quality: int, crop=None, anim=False) -> OutputSpec:
+        draft = OutputSpec("", role, w, h, fmt, quality, crop, anim)
+        fields = dict(job_fields, progressive=config.images.progressive if fmt == "jpeg" else None)
+        digest = derivative_hash(media.content_hash, recipe_fingerprint(draft, fields))
+        ext = EXTENSIONS.get(fmt, os.path.splitext(media.name)[1].lstrip(".").lower() or "bin")
+        return OutputSpec(f"{dest_dir}/{slug}.{tag}.{digest}.{ext}", role, w, h, fmt, quality, crop, anim)
+
+    tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
+    thumb = spec("thumb", "thumb", tw, th, "jpeg", images.quality, crop)
+    display: dict[str, list[OutputSpec]] = {}
+    sizes = display_geometry(info.width, info.height, images.sizes)
+    qualities = {"jpeg": images.quality, "webp": images.webp_quality, "avif": images.avif_quality}
+    if animated:
+        w, h = sizes[-1]
+        base_fmt = "gif" if info.format == "gif" else "webp"
+        display[base_fmt] = [spec("display", f"{w}w", w, h, base_fmt, qualities.get(base_fmt, 80), anim=True)]
+        if "webp" in images.formats and base_fmt != "webp":
+            display["webp"] = [spec("display", f"{w}w", w, h, "webp", images.webp_quality, anim=True)]
+    else:
+        formats = ["jpeg"] + [f for f in images.formats if f != "jpeg"]
+        for fmt in formats:
+            display[fmt] = [spec("display", f"{w}w", w, h, fmt, qualities[fmt]) for w, h in sizes]
+    original = None
+    if images.originals == "copy":
+        if media.embedded.gps is not None and not keep and info.format not in ("jpeg", "mpo"):
+            original = spec("original", "original", info.width, info.height, "jpeg", 95)
+        else:
+            original = spec("original", "original", info.width, info.height, "copy", 0)
+    media_plan = MediaPlan(media.src_uri, dest_dir, thumb, display, original)
+    job = ImageJob(
+        job_id=media.src_uri,
+        abs_src_path=os.path.join(abs_source_root, *media.src_uri.split("/")),
+        abs_dest_root=abs_dest_root,
+        format=info.format,
+        orientation=info.orientation,
+        colour=info.colour,
+        src_width=info.width,
+        src_height=info.height,
+        frames=info.frames,
+        outputs=tuple(media_plan.outputs),
+        progressive=images.progressive,
+        keep_metadata=keep,
+        artist=artist,
+        copyright=copyright_,
+        max_pixels=images.max_pixels,
+    )
+    return media_plan, job

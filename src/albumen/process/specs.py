@@ -1,0 +1,83 @@
+"""Recipes as values: what a worker is asked to make, and what it reports back.
+
+Workers import only this module and errors: they receive a Job (plain data),
+never the gallery or the config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+# Bump when a change to the pipeline changes output pixels or bytes: every
+# derivative name (and so every cache key) changes with it.
+PROCESSING_VERSION = "1"
+
+EXTENSIONS = {"jpeg": "jpg", "webp": "webp", "avif": "avif", "gif": "gif", "png": "png"}
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """One derivative: where it goes and exactly what it looks like."""
+
+    dest_uri: str  # POSIX path relative to the output root
+    role: str  # 'thumb' | 'display' | 'original'
+    width: int
+    height: int
+    format: str  # 'jpeg' | 'webp' | 'avif' | 'gif' | 'copy'
+    quality: int = 0
+    crop: str | None = None  # None | 'centre' | 'attention': fill width x height, cropping the excess
+    animated: bool = False
+
+
+@dataclass(frozen=True)
+class ImageJob:
+    """Everything needed to make all derivatives of one image from a single decode."""
+
+    job_id: str  # the media's src_uri
+    abs_src_path: str
+    abs_dest_root: str
+    format: str  # sniffed source format
+    orientation: int
+    colour: str  # 'srgb' | 'p3' | 'convert'
+    src_width: int  # as displayed
+    src_height: int
+    frames: int
+    outputs: tuple[OutputSpec, ...]
+    progressive: bool = True
+    keep_metadata: bool = False
+    artist: str | None = None
+    copyright: str | None = None
+    max_pixels: int = 178_956_970
+    placeholder: bool = True
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    colour: str  # '#rrggbb', the image's average
+    data_uri: str  # a tiny blurred preview, inlined in pages
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job_id: str
+    ok: bool
+    error: str | None = None
+    written: tuple[str, ...] = ()  # dest_uris made by this run
+    placeholder: Placeholder | None = None
+    warnings: tuple[str, ...] = ()
+    seconds: float = 0.0
+    sizes: dict = field(default_factory=dict)  # dest_uri -> bytes
+
+
+def recipe_fingerprint(spec: OutputSpec, job_fields: dict) -> str:
+    """Stable fingerprint of everything that shapes one derivative's bytes (never Python's hash())."""
+    recipe = {k: v for k, v in asdict(spec).items() if k != "dest_uri"}
+    recipe.update(job_fields)
+    recipe["version"] = PROCESSING_VERSION
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
+
+
+def derivative_hash(content_hash: str, fingerprint: str, length: int = 10) -> str:
+    return hashlib.sha256(f"{content_hash}:{fingerprint}".encode()).hexdigest()[:length]

@@ -1,0 +1,153 @@
+"""Run one job in a worker process: decode once, make every derivative, report back.
+
+A job never raises: any failure becomes a JobResult with ok=False and a reason,
+and outputs already written by the failed job are removed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ..errors import ProcessingError
+from ..fsutil import write_atomic
+from .specs import ImageJob, JobResult, OutputSpec
+
+# Use an intermediate only when it has at least this many times the pixels (per side) of the target.
+ADEQUATE_FACTOR = 1.5
+
+
+def run_job(job: ImageJob) -> JobResult:
+    started = time.perf_counter()
+    written: list[str] = []
+    sizes: dict[str, int] = {}
+    try:
+        placeholder = _make_outputs(job, written, sizes)
+    except ProcessingError as exc:
+        _remove(job, written)
+        return JobResult(job.job_id, ok=False, error=exc.message, seconds=time.perf_counter() - started)
+    except Exception as exc:  # a bug or a library failure: still only this file fails
+        _remove(job, written)
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return JobResult(
+            job.job_id, ok=False, error=f"{type(exc).__name__}: {message}"[:300], seconds=time.perf_counter() - started
+        )
+    return JobResult(
+        job.job_id, ok=True, written=tuple(written), placeholder=placeholder, sizes=sizes,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _remove(job: ImageJob, written: list[str]) -> None:
+    for dest_uri in written:
+        try:
+            os.unlink(os.path.join(job.abs_dest_root, dest_uri))
+        except OSError:
+            pass
+
+
+def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[str], sizes: dict[str, int]) -> None:
+    write_atomic(os.path.join(job.abs_dest_root, spec.dest_uri), data)
+    written.append(spec.dest_uri)
+    sizes[spec.dest_uri] = len(data)
+
+
+def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
+    from . import engine
+
+    still = [o for o in job.outputs if o.format != "copy" and not o.animated]
+    moving = [o for o in job.outputs if o.animated]
+    originals = [o for o in job.outputs if o.format == "copy"]
+    placeholder = None
+    if still:
+        base = engine.open_image(job)
+        chain = [base]
+        for spec in sorted(still, key=lambda o: o.width * o.height, reverse=True):
+            source = _adequate(chain, base, spec)
+            image = engine.resize_exact(source, spec.width, spec.height, spec.crop)
+            _write(job, spec, engine.encode(image, spec, job), written, sizes)
+            if spec.crop is None and image is not source:
+                chain.append(image)
+            if spec.role == "thumb" and job.placeholder and placeholder is None:
+                placeholder = engine.make_placeholder(image)
+    if moving:
+        frames = engine.open_image(job, animated=True)
+        for spec in moving:
+            _write(job, spec, engine.encode(_resize_frames(frames, spec), spec, job), written, sizes)
+    for spec in originals:
+        _write(job, spec, _original_bytes(job), written, sizes)
+    return placeholder
+
+
+def _adequate(chain, base, spec: OutputSpec):
+    """The smallest already-made image that still has enough pixels for this output."""
+    if spec.crop:
+        scale = max(spec.width / base.width, spec.height / base.height)
+    else:
+        scale = spec.width / base.width
+    needed = base.width * scale * ADEQUATE_FACTOR
+    best = base
+    for image in chain:
+        if image.width >= needed and image.width < best.width:
+            best = image
+    return best
+
+
+def _resize_frames(frames, spec: OutputSpec):
+    """Resize every frame of an animation (stored as one tall strip) to the spec's size."""
+    import pyvips
+
+    page_height = frames.get("page-height") if frames.get_typeof("page-height") else frames.height
+    count = max(1, frames.height // page_height)
+    if frames.width == spec.width and page_height == spec.height:
+        return frames
+    out = frames.resize(spec.width / frames.width, vscale=spec.height / page_height, kernel="lanczos3")
+    if out.height != spec.height * count or out.width != spec.width:
+        out = out.embed(0, 0, spec.width, spec.height * count, extend="copy")
+    out = out.copy()
+    out.set_type(pyvips.GValue.gint_type, "page-height", spec.height)
+    return out
+
+
+def _original_bytes(job: ImageJob) -> bytes:
+    """The original file, with its location removed unless metadata is kept."""
+    with open(job.abs_src_path, "rb") as f:
+        data = f.read()
+    if job.keep_metadata:
+        return data
+    if job.format in ("jpeg", "mpo"):
+        return strip_jpeg_location(data)
+    return data
+
+
+def strip_jpeg_location(data: bytes) -> bytes:
+    """Remove the GPS IFD from a JPEG's EXIF and drop its XMP, without re-encoding the pixels."""
+    from PIL import Image
+
+    out = bytearray(data[:2])
+    i = 2
+    while i + 4 <= len(data) and data[i] == 0xFF:
+        marker = data[i + 1]
+        if marker == 0xDA:  # start of scan: the rest is image data
+            break
+        length = int.from_bytes(data[i + 2 : i + 4], "big")
+        segment = data[i : i + 2 + length]
+        payload = segment[4:]
+        if marker == 0xE1 and payload.startswith(b"Exif\x00\x00"):
+            try:
+                exif = Image.Exif()
+                exif.load(payload[6:])
+                exif.get_ifd(0x8825)  # make sure the IFD is parsed, then drop it
+                if 0x8825 in exif:
+                    del exif[0x8825]
+                new = b"Exif\x00\x00" + exif.tobytes()
+                if len(new) + 2 <= 0xFFFF:
+                    segment = b"\xff\xe1" + (len(new) + 2).to_bytes(2, "big") + new
+            except Exception:
+                segment = b""  # unreadable EXIF: drop it rather than leak a location
+        elif marker == 0xE1 and (payload.startswith(b"http://ns.adobe.com/") or b"xmp" in payload[:40].lower()):
+            segment = b""
+        out += segment
+        i += 2 + length
+    out += data[i:]
+    return bytes(out)

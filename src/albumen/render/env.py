@@ -1,0 +1,78 @@
+"""One Jinja environment per build: theme lookup, escaping, translations and link writing."""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+from urllib.parse import quote
+
+from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, pass_context, select_autoescape
+
+from .i18n import format_date, format_date_range, format_datetime, gettext_for
+
+DEFAULT_THEME = Path(__file__).resolve().parent.parent / "themes" / "default"
+
+
+def theme_dirs(user_theme: Path | None) -> list[Path]:
+    """Theme folders in lookup order: the user's theme overrides the default file by file."""
+    dirs = [DEFAULT_THEME]
+    if user_theme is not None:
+        dirs.insert(0, user_theme)
+    return dirs
+
+
+def relative_url(from_dir: str, target: str, links: str = "directory") -> str:
+    """A site-root-relative target ('trip/', 'trip/img/x.jpg', '' for home) as a link from `from_dir`."""
+    if target.startswith(("http://", "https://", "data:", "mailto:", "#")):
+        return target
+    target, hash_, fragment = target.partition("#")
+    is_dir = target == "" or target.endswith("/")
+    clean = target.rstrip("/") or "."
+    rel = posixpath.relpath(clean, from_dir or ".")
+    if is_dir:
+        rel = "./" if rel == "." else rel + "/"
+        if links == "index.html":
+            rel = "index.html" if rel == "./" else rel + "index.html"
+    out = quote(rel, safe="/._-~")
+    return out + (hash_ + quote(fragment, safe="-_.") if hash_ else "")
+
+
+def absolute_url(base: str, target: str, links: str = "directory") -> str:
+    if not base:
+        return ""
+    if links == "index.html" and (target == "" or target.endswith("/")):
+        target += "index.html"
+    return base + quote(target, safe="/._-~")
+
+
+def make_environment(dirs: list[Path], language: str, links: str, base_url: str) -> Environment:
+    loader = ChoiceLoader([FileSystemLoader(str(d / "templates")) for d in dirs])
+    env = Environment(
+        loader=loader,
+        autoescape=select_autoescape(["html", "xml", "svg"], default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=["jinja2.ext.i18n"],
+    )
+    gettext, ngettext = gettext_for(language)
+    env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
+
+    @pass_context
+    def url(ctx, target: str) -> str:
+        return relative_url(ctx["page"].dir, target, links)
+
+    env.filters["url"] = url
+    env.filters["absolute"] = lambda target: absolute_url(base_url, target, links)
+    env.filters["date"] = lambda value: format_date(value, language)
+    env.filters["datetime"] = lambda value: format_datetime(value, language)
+    env.globals["date_range"] = lambda a, b: format_date_range(a, b, language)
+    env.filters["srcset"] = srcset_filter
+    return env
+
+
+@pass_context
+def srcset_filter(ctx, images) -> str:
+    """'a.jpg 640w, b.jpg 1024w' with page-relative URLs."""
+    url = ctx.environment.filters["url"]
+    return ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in images)

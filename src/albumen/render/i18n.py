@@ -1,0 +1,120 @@
+"""Translations of the theme's strings and localized dates, without a compile step.
+
+Templates use Jinja's i18n extension (`{{ _("Photos") }}`, `{% trans %}`); the
+catalogue is a plain dict per language, English being the source text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+LANGUAGES = ("en", "fr")
+
+CATALOGUES: dict[str, dict[str, str]] = {
+    "fr": {
+        "Home": "Accueil",
+        "Albums": "Albums",
+        "Photos": "Photos",
+        "Previous": "Précédente",
+        "Next": "Suivante",
+        "Previous page": "Page précédente",
+        "Next page": "Page suivante",
+        "Page %(n)s of %(total)s": "Page %(n)s sur %(total)s",
+        "Pages": "Pages",
+        "Back to the album": "Retour à l’album",
+        "Album": "Album",
+        "Download original": "Télécharger l’original",
+        "Photo %(n)s of %(total)s": "Photo %(n)s sur %(total)s",
+        "Video %(n)s of %(total)s": "Vidéo %(n)s sur %(total)s",
+        "Photo %(n)s of %(total)s, %(album)s": "Photo %(n)s sur %(total)s, %(album)s",
+        "Photo %(n)s of %(total)s, %(album)s, %(date)s": "Photo %(n)s sur %(total)s, %(album)s, %(date)s",
+        "%(num)s photo": "%(num)s photo",
+        "%(num)s photos": "%(num)s photos",
+        "%(num)s video": "%(num)s vidéo",
+        "%(num)s videos": "%(num)s vidéos",
+        "%(num)s album": "%(num)s album",
+        "%(num)s albums": "%(num)s albums",
+        "Camera": "Appareil",
+        "Lens": "Objectif",
+        "Exposure": "Exposition",
+        "Aperture": "Ouverture",
+        "ISO": "ISO",
+        "Focal length": "Focale",
+        "Location": "Lieu",
+        "Date": "Date",
+        "Author": "Auteur",
+        "Tags": "Mots-clés",
+        "Details": "Détails",
+        "Close": "Fermer",
+        "Information": "Informations",
+        "Fullscreen": "Plein écran",
+        "Slideshow": "Diaporama",
+        "Zoom": "Zoom",
+        "Breadcrumb": "Fil d’Ariane",
+        "Made with %(name)s": "Fait avec %(name)s",
+        "Skip to content": "Aller au contenu",
+        "Latest photos": "Dernières photos",
+        "Stream": "Flux",
+        "Page not found": "Page introuvable",
+        "Map": "Carte",
+        "in %(album)s": "dans %(album)s",
+        "Photo viewer": "Visionneuse",
+        "Play": "Lecture",
+        "Pause": "Pause",
+        "equiv.": "équiv.",
+        "Sub-albums": "Sous-albums",
+        "Loading": "Chargement",
+    },
+}
+
+MONTHS = {
+    "en": ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December"],
+    "fr": ["janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre",
+           "octobre", "novembre", "décembre"],
+}
+
+
+def gettext_for(language: str):
+    catalogue = CATALOGUES.get(language, {})
+
+    def gettext(message: str) -> str:
+        return catalogue.get(message, message)
+
+    def ngettext(singular: str, plural: str, n: int) -> str:
+        if language == "fr":
+            chosen = singular if n <= 1 else plural
+        else:
+            chosen = singular if n == 1 else plural
+        return catalogue.get(chosen, chosen)
+
+    return gettext, ngettext
+
+
+def format_date(value: datetime | None, language: str) -> str:
+    """'2 July 2024' / '2 juillet 2024'."""
+    if value is None:
+        return ""
+    months = MONTHS.get(language, MONTHS["en"])
+    day = "1er" if language == "fr" and value.day == 1 else str(value.day)
+    return f"{day} {months[value.month - 1]} {value.year}"
+
+
+def format_datetime(value: datetime | None, language: str) -> str:
+    if value is None:
+        return ""
+    return f"{format_date(value, language)}, {value:%H:%M}"
+
+
+def format_date_range(start: datetime | None, end: datetime | None, language: str) -> str:
+    """'2–5 July 2024', '30 June – 2 July 2024', '2023 – 2024'-style compact ranges."""
+    if start is None or end is None:
+        return format_date(start or end, language)
+    if start.date() == end.date():
+        return format_date(start, language)
+    months = MONTHS.get(language, MONTHS["en"])
+    if (start.year, start.month) == (end.year, end.month):
+        return f"{start.day}–{end.day} {months[end.month - 1]} {end.year}"
+    if start.year == end.year:
+        return f"{start.day} {months[start.month - 1]} – {end.day} {months[end.month - 1]} {end.year}"
+    return f"{months[start.month - 1]} {start.year} – {months[end.month - 1]} {end.year}"

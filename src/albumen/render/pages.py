@@ -1,0 +1,296 @@
+"""Gallery + plan -> views -> rendered pages (bytes and their output paths). No writing here."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from markupsafe import Markup
+
+from .. import __version__
+from ..config import Config
+from ..errors import BuildError
+from ..model import Album, Gallery, Media
+from ..process.plan import STATIC_DIR, SitePlan
+from ..process.specs import OutputSpec, Placeholder
+from .env import absolute_url, make_environment, theme_dirs
+from .i18n import format_date, gettext_for
+from .views import (
+    AlbumView,
+    ImageRef,
+    Link,
+    MediaView,
+    PageView,
+    Pagination,
+    SiteView,
+    SourceSet,
+    camera_summary,
+    format_date_range,
+    format_datetime,
+    plain_text,
+)
+
+DEFAULT_PLACEHOLDER = Placeholder(colour="#888888", data_uri="")
+
+
+@dataclass(frozen=True)
+class Page:
+    dest_uri: str  # e.g. 'trip/index.html'
+    content: bytes
+    template: str = ""
+
+
+@dataclass
+class RenderContext:
+    """Everything page rendering needs, gathered once per build."""
+
+    gallery: Gallery
+    plan: SitePlan
+    placeholders: dict[str, Placeholder]
+    config: Config
+    theme: Path | None
+
+
+def static_files(theme: Path | None) -> dict[str, Path]:
+    """Static file name (POSIX, relative to static/) -> source file; the user's theme wins."""
+    files: dict[str, Path] = {}
+    for folder in reversed(theme_dirs(theme)):
+        root = folder / "static"
+        if not root.is_dir():
+            continue
+        for dirpath, _, names in os.walk(root):
+            for name in names:
+                if name.startswith("."):
+                    continue
+                path = Path(dirpath) / name
+                files[path.relative_to(root).as_posix()] = path
+    return files
+
+
+def _static_urls(files: dict[str, Path]) -> dict[str, str]:
+    out = {}
+    for name, path in files.items():
+        version = hashlib.sha256(path.read_bytes()).hexdigest()[:10]
+        out[name] = f"{STATIC_DIR}/{name}?v={version}"
+    return out
+
+
+def _image_ref(spec: OutputSpec) -> ImageRef:
+    return ImageRef(spec.dest_uri, spec.width, spec.height, spec.format)
+
+
+class ViewBuilder:
+    """Builds every view once; pages then reuse them."""
+
+    def __init__(self, ctx: RenderContext) -> None:
+        self.ctx = ctx
+        self.config = ctx.config
+        self.gettext, self.ngettext = gettext_for(ctx.config.language)
+        self.media_views: dict[str, MediaView] = {}
+        self.album_views: dict[str, AlbumView] = {}
+
+    def album_url(self, uri: str) -> str:
+        folder = self.ctx.plan.album_dirs[uri]
+        return f"{folder}/" if folder else ""
+
+    def build(self) -> None:
+        gallery = self.ctx.gallery
+        for album in gallery.walk_albums():
+            self._build_album(album)
+        for album in gallery.walk_albums():
+            view = self.album_views[album.src_uri]
+            view.children = [self.album_views[c] for c in album.children]
+
+    def _build_album(self, album: Album) -> None:
+        gallery = self.ctx.gallery
+        lang = self.config.language
+        crumbs = []
+        parent = album.parent_uri
+        while parent is not None:
+            p = gallery.albums[parent]
+            crumbs.insert(0, Link(p.title, self.album_url(parent)))
+            parent = p.parent_uri
+        view = AlbumView(
+            src_uri=album.src_uri,
+            url=self.album_url(album.src_uri),
+            title=album.title,
+            description=Markup(album.description_html),
+            date_start=album.date_start,
+            date_end=album.date_end,
+            date_range=format_date_range(album.date_start, album.date_end, lang),
+            date_iso=album.date_end.isoformat() if album.date_end else "",
+            photo_count=album.photo_count,
+            video_count=album.video_count,
+            cover=None,
+            breadcrumbs=crumbs,
+            page_size=self.config.pages.page_size,
+            depth=album.depth,
+        )
+        self.album_views[album.src_uri] = view
+        media = [gallery.media[m] for m in album.media]
+        views = [self._media_view(m, i + 1, len(media), view) for i, m in enumerate(media)]
+        for prev, nxt in zip(views, views[1:]):
+            prev.next, nxt.prev = nxt, prev
+        view.media = views
+        if album.cover:
+            view.cover = self.media_views.get(album.cover) or self._cover_view(album.cover)
+
+    def _cover_view(self, uri: str) -> MediaView | None:
+        media = self.ctx.gallery.media.get(uri)
+        if media is None:
+            return None
+        album = self.ctx.gallery.albums[media.album_uri]
+        position = album.media.index(uri) + 1 if uri in album.media else 1
+        holder = self.album_views.get(media.album_uri)
+        if holder is None:  # the cover's album is built later (covers come from below)
+            self._build_album(album)
+            return self.media_views.get(uri)
+        return self._media_view(media, position, len(album.media), holder)
+
+    def _media_view(self, media: Media, index: int, count: int, album: AlbumView) -> MediaView:
+        if media.src_uri in self.media_views:
+            return self.media_views[media.src_uri]
+        plan = self.ctx.plan.media[media.src_uri]
+        lang = self.config.language
+        gettext = self.gettext
+        placeholder = self.ctx.placeholders.get(media.src_uri, DEFAULT_PLACEHOLDER)
+        sources = [SourceSet(fmt, tuple(_image_ref(s) for s in specs)) for fmt, specs in plan.display.items()]
+        date_text = format_date(media.date, lang)
+        alt = media.alt or media.title or plain_text(media.description_html, 200)
+        if not alt:
+            kind = "Photo %(n)s of %(total)s, %(album)s" if media.kind == "image" else "Video %(n)s of %(total)s"
+            if date_text and media.kind == "image":
+                alt = gettext("Photo %(n)s of %(total)s, %(album)s, %(date)s") % {
+                    "n": index, "total": count, "album": album.title, "date": date_text,
+                }
+            else:
+                alt = gettext(kind) % {"n": index, "total": count, "album": album.title}
+        gps = None
+        if media.embedded.gps and "gps" in self.config.pages.exif:
+            gps = (media.embedded.gps.latitude, media.embedded.gps.longitude)
+        page_number = (index - 1) // self.config.pages.page_size + 1
+        album_page = album.url if page_number == 1 else f"{album.url}page/{page_number}/"
+        slug = posixpath.basename(plan.dest_dir)
+        view = MediaView(
+            src_uri=media.src_uri,
+            kind=media.kind,
+            url=f"{plan.dest_dir}/",
+            slug=slug,
+            name=media.name,
+            title=media.title,
+            alt=alt,
+            description=Markup(media.description_html),
+            date=media.date,
+            date_iso=media.date.isoformat() if media.date else "",
+            date_text=date_text,
+            datetime_text=format_datetime(media.date, lang),
+            tags=media.tags,
+            author=media.author,
+            location=media.location,
+            camera=camera_summary(media.embedded.camera, self.config.pages.exif, gettext),
+            gps=gps,
+            thumb=_image_ref(plan.thumb),
+            sources=sources,
+            placeholder_colour=placeholder.colour,
+            placeholder_uri=placeholder.data_uri,
+            index=index,
+            count=count,
+            album=Link(album.title, album.url),
+            album_page_url=f"{album_page}#{slug}",
+            original=_image_ref(plan.original) if plan.original else None,
+            original_name=media.name if plan.original else None,
+        )
+        self.media_views[media.src_uri] = view
+        return view
+
+
+def render_pages(ctx: RenderContext) -> list[Page]:
+    """Render every page of the site. Raises BuildError when a template is broken."""
+    config = ctx.config
+    dirs = theme_dirs(ctx.theme)
+    env = make_environment(dirs, config.language, config.pages.links, config.url)
+    files = static_files(ctx.theme)
+    builder = ViewBuilder(ctx)
+    builder.build()
+    root = builder.album_views[""]
+    site = SiteView(
+        title=root.title,
+        description=config.description,
+        author=config.author,
+        language=config.language,
+        url=config.url,
+        grid=config.thumbnails.style,
+        thumb_height=config.thumbnails.height,
+        static=_static_urls(files),
+        generator=f"Albumen {__version__}",
+        nav=[Link(builder.gettext("Home"), "")],
+    )
+    pages: list[Page] = []
+
+    def render(template: str, page: PageView, dest_uri: str, **context) -> None:
+        try:
+            text = env.get_template(template).render(site=site, page=page, **context)
+        except BuildError:
+            raise
+        except Exception as exc:
+            where = getattr(exc, "filename", None) or template
+            line = getattr(exc, "lineno", None)
+            location = f"{where}, line {line}" if line else where
+            raise BuildError(f"template error in {location}: {exc}", hint="fix the theme template and build again") from exc
+        pages.append(Page(dest_uri, text.encode("utf-8"), template))
+
+    def canonical(url: str) -> str | None:
+        return absolute_url(config.url, url, config.pages.links) or None
+
+    for album in builder.album_views.values():
+        count = album.page_count
+        urls = [album.page_url(n) for n in range(1, count + 1)]
+        for n in range(1, count + 1):
+            url = urls[n - 1]
+            title = album.title if n == 1 else f"{album.title} ({n}/{count})"
+            cover = album.cover
+            page = PageView(
+                dir=url.rstrip("/"),
+                title=title,
+                kind="album",
+                canonical=canonical(url),
+                description=plain_text(str(album.description), 200) or config.description,
+                image=absolute_url(config.url, cover.largest.src) if cover and config.url else None,
+                pagination=Pagination(n, count, urls) if count > 1 else None,
+            )
+            start = (n - 1) * album.page_size
+            render(
+                "album.html",
+                page,
+                f"{url}index.html",
+                album=album,
+                media=album.media[start : start + album.page_size],
+            )
+    for media in builder.media_views.values():
+        album = builder.album_views[ctx.gallery.media[media.src_uri].album_uri]
+        page = PageView(
+            dir=media.url.rstrip("/"),
+            title=f"{media.title or media.alt} – {album.title}" if media.title else f"{media.alt}",
+            kind="media",
+            canonical=canonical(media.url),
+            description=plain_text(str(media.description), 200) or media.alt,
+            image=absolute_url(config.url, media.largest.src) if config.url else None,
+        )
+        render("media.html", page, f"{media.url}index.html", media=media, album=album)
+    render("404.html", PageView(dir="", title=builder.gettext("Page not found"), kind="404"), "404.html")
+    _check_unique(pages)
+    return pages
+
+
+def _check_unique(pages: list[Page]) -> None:
+    seen: dict[str, str] = {}
+    for page in pages:
+        if page.dest_uri in seen:
+            raise BuildError(
+                f"two pages claim one output path: {page.dest_uri} ({seen[page.dest_uri]} and {page.template})",
+                hint="rename one of the folders or files involved",
+            )
+        seen[page.dest_uri] = page.template

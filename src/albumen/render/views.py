@@ -1,0 +1,258 @@
+"""What templates see. Views hold site-root-relative paths; the `url` filter makes them page-relative.
+
+These classes are the documented template context of a theme (see docs/THEMES.md).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from markupsafe import Markup
+
+from .i18n import format_date, format_date_range, format_datetime
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """One published image file. `src` is relative to the site root."""
+
+    src: str
+    width: int
+    height: int
+    format: str = "jpeg"
+
+    @property
+    def mime(self) -> str:
+        return {"jpeg": "image/jpeg", "webp": "image/webp", "avif": "image/avif", "gif": "image/gif"}.get(
+            self.format, "application/octet-stream"
+        )
+
+
+@dataclass(frozen=True)
+class SourceSet:
+    """All sizes of one image in one format, smallest first."""
+
+    format: str
+    images: tuple[ImageRef, ...]
+
+    @property
+    def mime(self) -> str:
+        return self.images[0].mime
+
+
+@dataclass(frozen=True)
+class Link:
+    title: str
+    url: str  # site-root-relative; '' is the home page
+
+
+@dataclass
+class MediaView:
+    src_uri: str
+    kind: str  # 'image' | 'video'
+    url: str  # its own page, e.g. 'trip/img-1/'
+    slug: str
+    name: str  # original file name (shown only where the theme wants it)
+    title: str | None
+    alt: str
+    description: Markup
+    date: datetime | None
+    date_iso: str
+    date_text: str
+    datetime_text: str
+    tags: tuple[str, ...]
+    author: str | None
+    location: str | None
+    camera: list[tuple[str, str]]  # (label, value) pairs, already filtered by pages.exif
+    gps: tuple[float, float] | None
+    thumb: ImageRef
+    sources: list[SourceSet]  # fallback (JPEG/GIF) first, then modern formats
+    placeholder_colour: str
+    placeholder_uri: str
+    index: int  # 1-based position in its album
+    count: int  # media in its album
+    album: Link
+    album_page_url: str  # the album page that shows it (with pagination)
+    original: ImageRef | None = None
+    original_name: str | None = None
+    prev: MediaView | None = None
+    next: MediaView | None = None
+    video: dict | None = None
+
+    @property
+    def fallback(self) -> SourceSet:
+        return self.sources[0]
+
+    @property
+    def largest(self) -> ImageRef:
+        return self.sources[0].images[-1]
+
+    @property
+    def modern_sources(self) -> list[SourceSet]:
+        """AVIF then WebP: the order browsers should consider them in <picture>."""
+        order = {"avif": 0, "webp": 1}
+        return sorted((s for s in self.sources[1:]), key=lambda s: order.get(s.format, 2))
+
+    @property
+    def aspect(self) -> float:
+        return self.thumb.width / self.thumb.height
+
+    @property
+    def display_title(self) -> str:
+        return self.title or ""
+
+
+@dataclass
+class AlbumView:
+    src_uri: str
+    url: str  # 'trip/' ('' for the home page)
+    title: str
+    description: Markup
+    date_start: datetime | None
+    date_end: datetime | None
+    date_range: str
+    date_iso: str
+    photo_count: int
+    video_count: int
+    cover: MediaView | None
+    breadcrumbs: list[Link] = field(default_factory=list)  # ancestors, home first, not including itself
+    children: list[AlbumView] = field(default_factory=list)
+    media: list[MediaView] = field(default_factory=list)  # every media item, in order
+    page_size: int = 200
+    depth: int = 0
+
+    @property
+    def page_count(self) -> int:
+        return max(1, -(-len(self.media) // self.page_size))
+
+    def page_url(self, n: int) -> str:
+        return self.url if n <= 1 else f"{self.url}page/{n}/"
+
+    def page_of(self, index: int) -> int:
+        """The page number (1-based) showing the media at 1-based position `index`."""
+        return (index - 1) // self.page_size + 1
+
+
+@dataclass
+class Pagination:
+    number: int
+    count: int
+    urls: list[str]  # site-root-relative url of every page
+
+    @property
+    def prev_url(self) -> str | None:
+        return self.urls[self.number - 2] if self.number > 1 else None
+
+    @property
+    def next_url(self) -> str | None:
+        return self.urls[self.number] if self.number < self.count else None
+
+    def window(self, size: int = 2) -> list[int | None]:
+        """Page numbers to show, with None for a gap: 1 … 4 5 [6] 7 8 … 20."""
+        pages = sorted({1, self.count, *range(max(1, self.number - size), min(self.count, self.number + size) + 1)})
+        out: list[int | None] = []
+        for p in pages:
+            if out and p - (out[-1] or 0) > 1:
+                out.append(None)
+            out.append(p)
+        return out
+
+
+@dataclass
+class PageView:
+    """The page being rendered: its folder decides how every link is written."""
+
+    dir: str  # site-root-relative folder of this page ('' for home)
+    title: str
+    kind: str  # 'album' | 'media' | 'stream' | '404'
+    canonical: str | None = None  # absolute URL when the site url is known
+    description: str = ""
+    image: str | None = None  # absolute URL for share previews
+    robots: str | None = None
+    pagination: Pagination | None = None
+    feeds: list[tuple[str, str, str]] = field(default_factory=list)  # (mime, title, site-relative url)
+
+
+@dataclass
+class SiteView:
+    title: str
+    description: str
+    author: str
+    language: str
+    url: str  # absolute base URL or ''
+    grid: str  # 'justified' | 'square'
+    thumb_height: int
+    static: dict[str, str]  # static file name -> site-relative url with a cache-busting version
+    generator: str
+    nav: list[Link] = field(default_factory=list)
+
+
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def plain_text(markup: str, limit: int = 300) -> str:
+    """Text of an HTML fragment, for alt text and meta descriptions."""
+    text = html.unescape(_TAGS.sub(" ", markup))
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def format_exposure(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:g} s"
+    return f"1/{round(1 / seconds)} s"
+
+
+def camera_summary(camera, fields: tuple[str, ...], gettext) -> list[tuple[str, str]]:
+    """Human labels and values for the configured camera fields."""
+    out: list[tuple[str, str]] = []
+    if "camera" in fields and (camera.make or camera.model):
+        out.append((gettext("Camera"), camera_name(camera.make, camera.model)))
+    if "lens" in fields and camera.lens:
+        out.append((gettext("Lens"), camera.lens))
+    if "exposure" in fields and camera.exposure_time:
+        out.append((gettext("Exposure"), format_exposure(camera.exposure_time)))
+    if "aperture" in fields and camera.f_number:
+        out.append((gettext("Aperture"), f"f/{camera.f_number:g}"))
+    if "iso" in fields and camera.iso:
+        out.append((gettext("ISO"), f"ISO {camera.iso}"))
+    if "focal_length" in fields and camera.focal_length:
+        text = f"{camera.focal_length:g} mm"
+        if camera.focal_length_35mm and round(camera.focal_length_35mm) != round(camera.focal_length):
+            text += f" ({camera.focal_length_35mm:g} mm {gettext('equiv.')})"
+        out.append((gettext("Focal length"), text))
+    return out
+
+
+def camera_name(make: str | None, model: str | None) -> str:
+    """'NIKON CORPORATION' + 'NIKON D70' -> 'NIKON D70'; 'Apple' + 'iPhone 6' -> 'Apple iPhone 6'."""
+    make = (make or "").strip()
+    model = (model or "").strip()
+    if not make:
+        return model
+    if not model:
+        return make
+    brand = make.split()[0].casefold()
+    if model.casefold().startswith(brand):
+        return model
+    return f"{make} {model}"
+
+
+__all__ = [
+    "AlbumView",
+    "ImageRef",
+    "Link",
+    "MediaView",
+    "PageView",
+    "Pagination",
+    "SiteView",
+    "SourceSet",
+    "camera_summary",
+    "format_date",
+    "format_date_range",
+    "format_datetime",
+    "plain_text",
+]

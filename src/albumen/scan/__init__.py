@@ -1,0 +1,256 @@
+"""Source tree -> model. Reads, never writes.
+
+`scan_source` walks the photo folder, recognises media by content, pairs RAW and
+Live Photo companions with their stills, reads metadata and sidecars, applies the
+metadata precedence (sidecar > XMP > IPTC > embedded > file name > mtime) and
+arranges the albums.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+
+from ..config import Config
+from ..errors import ProcessingError
+from ..model import Album, EmbeddedMetadata, Gallery, Media, MediaInfo, Sidecar, Skipped
+from .arrange import arrange_gallery, natural_key
+from .dates import date_from_filename, get_timezone, localize, parse_date_value
+from .metadata import read_image
+from .sidecar import meta_list, meta_text, read_sidecar
+from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
+from .walk import DirListing, FileEntry, WalkReport, walk_source
+
+__all__ = ["FileRecord", "ScanCache", "arrange_gallery", "natural_key", "read_media_file", "scan_source"]
+
+LIVE_PHOTO_EXTS = {".mov", ".mp4"}
+LIVE_PHOTO_STILLS = {".heic", ".heif", ".hif", ".jpg", ".jpeg"}
+
+
+@dataclass
+class FileRecord:
+    """What one media file told the scan. Plain data: cacheable and safe to send between processes."""
+
+    kind: str | None
+    format: str | None
+    content_hash: str = ""
+    info: MediaInfo | None = None
+    embedded: EmbeddedMetadata | None = None
+    notes: list[str] = field(default_factory=list)
+    reason: str | None = None  # why the file was skipped
+
+
+class ScanCache:
+    """Interface of a per-file cache keyed by (src_uri, size, mtime). The default remembers nothing."""
+
+    def get_file(self, src_uri: str, size: int, mtime_ns: int) -> FileRecord | None:
+        return None
+
+    def put_file(self, src_uri: str, size: int, mtime_ns: int, record: FileRecord) -> None:
+        return None
+
+
+def hash_file(abs_path: str) -> str:
+    with open(abs_path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
+    """Sniff, read the header and metadata of, and hash one file."""
+    try:
+        with open(abs_path, "rb") as f:
+            head = f.read(64)
+    except OSError as exc:
+        return FileRecord("broken", None, reason=f"cannot read file ({exc.strerror})")
+    sniffed: Sniffed = sniff_bytes(head, os.path.splitext(name)[1])
+    record = FileRecord(sniffed.kind, sniffed.format, reason=sniffed.reason)
+    if sniffed.kind == "image":
+        try:
+            info, embedded, notes = read_image(abs_path, sniffed.format or "", max_pixels)
+        except ProcessingError as exc:
+            return FileRecord("broken", sniffed.format, reason=exc.message)
+        record.info, record.embedded, record.notes = info, embedded, notes
+    elif sniffed.kind == "video":
+        record.reason = "videos are not supported yet"
+        record.kind = "unsupported"
+    if record.kind in ("image", "video"):
+        record.content_hash = hash_file(abs_path)
+    return record
+
+
+def scan_source(
+    source_root: str,
+    config: Config,
+    cache: ScanCache | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Gallery:
+    """Build the gallery model from the folder tree."""
+    cache = cache or ScanCache()
+    tz = get_timezone(config.timezone)
+    gallery = Gallery()
+    report = WalkReport()
+    root_name = os.path.basename(os.path.abspath(source_root).rstrip(os.sep)) or "Photos"
+    for listing in walk_source(source_root, config.ignore, report):
+        album = _scan_folder(listing, gallery, config, cache, tz, progress)
+        if listing.src_uri == "":
+            album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
+        gallery.albums[listing.src_uri] = album
+    gallery.warnings.extend(report.warnings)
+    if "" not in gallery.albums:  # the root itself is ignored (.nomedia): an empty gallery
+        gallery.albums[""] = Album(src_uri="", name="", title=config.title or root_name)
+    arrange_gallery(gallery, config.sort.albums, config.sort.media)
+    return gallery
+
+
+def _scan_folder(
+    listing: DirListing,
+    gallery: Gallery,
+    config: Config,
+    cache: ScanCache,
+    tz: tzinfo,
+    progress: Callable[[str], None] | None,
+) -> Album:
+    prefix = f"{listing.src_uri}/" if listing.src_uri else ""
+    sidecars: dict[str, FileEntry] = {}
+    records: list[tuple[FileEntry, FileRecord]] = []
+    for entry in listing.files:
+        if entry.name.lower().endswith(".md"):
+            sidecars[entry.name] = entry
+            continue
+        src_uri = prefix + entry.name
+        record = cache.get_file(src_uri, entry.size, entry.mtime_ns)
+        if record is None:
+            record = read_media_file(entry.abs_path, entry.name, config.images.max_pixels)
+            cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
+        if progress:
+            progress(src_uri)
+        if record.kind is None:
+            gallery.ignored += 1
+            continue
+        records.append((entry, record))
+
+    folder_name = listing.src_uri.rpartition("/")[2]
+    album = Album(src_uri=listing.src_uri, name=folder_name, title=folder_name)
+    index = sidecars.pop("index.md", None)
+    if index is not None:
+        album.sidecar = _load_sidecar(index, prefix + "index.md", gallery)
+        meta = album.sidecar.meta
+        album.title = meta_text(meta, "title") or album.title
+        album.description_html = album.sidecar.body_html
+        date = parse_date_value(meta.get("date"))
+        album.sort_date = localize(date, tz) if date else None
+
+    paired = _pair_companions(records)
+    companions = {name for names in paired.values() for name in names}
+    used_sidecars: set[str] = set()
+    for entry, record in records:
+        src_uri = prefix + entry.name
+        if entry.name in companions:
+            continue
+        if record.kind != "image" and record.kind != "video":
+            gallery.skipped.append(Skipped(src_uri, record.reason or "unsupported file"))
+            continue
+        for note in record.notes:
+            gallery.warnings.append(f"{src_uri}: {note}")
+        sidecar_entry = _sidecar_for(entry.name, sidecars)
+        sidecar = None
+        if sidecar_entry is not None:
+            used_sidecars.add(sidecar_entry.name)
+            sidecar = _load_sidecar(sidecar_entry, prefix + sidecar_entry.name, gallery)
+        media = Media(
+            src_uri=src_uri,
+            album_uri=listing.src_uri,
+            name=entry.name,
+            size=entry.size,
+            mtime_ns=entry.mtime_ns,
+            content_hash=record.content_hash,
+            info=record.info,  # type: ignore[arg-type]
+            embedded=record.embedded or EmbeddedMetadata(),
+            sidecar=sidecar,
+            paired=tuple(prefix + n for n in paired.get(entry.name, ())),
+        )
+        resolve_media(media, tz)
+        gallery.media[src_uri] = media
+    gallery.ignored += len(set(sidecars) - used_sidecars)
+    return album
+
+
+def _pair_companions(records: list[tuple[FileEntry, FileRecord]]) -> dict[str, list[str]]:
+    """RAW files and Live Photo movies beside a still of the same stem belong to it: still name -> names."""
+    stills: dict[str, str] = {}
+    for entry, record in records:
+        stem, ext = os.path.splitext(entry.name)
+        if record.kind == "image" and ext.lower() in STILL_EXTS:
+            stills.setdefault(stem.casefold(), entry.name)
+    by_still: dict[str, list[str]] = {}
+    for entry, record in records:
+        stem, ext = os.path.splitext(entry.name)
+        still = stills.get(stem.casefold())
+        if not still or still == entry.name:
+            continue
+        is_raw = ext.lower() in RAW_EXTS
+        is_live = (
+            ext.lower() in LIVE_PHOTO_EXTS
+            and os.path.splitext(still)[1].lower() in LIVE_PHOTO_STILLS
+            and record.kind in ("video", "unsupported")
+        )
+        if is_raw or is_live:
+            by_still.setdefault(still, []).append(entry.name)
+    return by_still
+
+
+def _sidecar_for(name: str, sidecars: dict[str, FileEntry]) -> FileEntry | None:
+    exact = sidecars.get(f"{name}.md")
+    if exact is not None:
+        return exact
+    stem = os.path.splitext(name)[0]
+    if stem.lower() == "index":
+        return None
+    return sidecars.get(f"{stem}.md")
+
+
+def _load_sidecar(entry: FileEntry, src_uri: str, gallery: Gallery) -> Sidecar:
+    try:
+        sidecar, notes = read_sidecar(entry.abs_path, src_uri)
+    except OSError as exc:
+        gallery.warnings.append(f"{src_uri}: cannot read sidecar ({exc.strerror}); ignored")
+        return Sidecar(src_uri=src_uri, meta={})
+    gallery.warnings.extend(notes)
+    return sidecar
+
+
+def text_to_html(text: str) -> str:
+    """Plain metadata text as safe HTML paragraphs."""
+    paragraphs = [p.strip() for p in text.replace("\r\n", "\n").split("\n\n") if p.strip()]
+    return "".join(f"<p>{html.escape(p).replace(chr(10), '<br>')}</p>" for p in paragraphs)
+
+
+def resolve_media(media: Media, tz: tzinfo) -> None:
+    """Apply the precedence sidecar > XMP > IPTC > embedded > file name > mtime to every field."""
+    meta = media.sidecar.meta if media.sidecar else {}
+    emb = media.embedded
+    media.title = meta_text(meta, "title") or emb.title
+    if media.sidecar and media.sidecar.body_html:
+        media.description_html = media.sidecar.body_html
+    elif meta_text(meta, "description"):
+        media.description_html = text_to_html(meta_text(meta, "description") or "")
+    elif emb.description:
+        media.description_html = text_to_html(emb.description)
+    media.alt = meta_text(meta, "alt") or emb.alt
+    media.tags = meta_list(meta, "tags") or meta_list(meta, "keywords") or emb.keywords
+    media.author = meta_text(meta, "author") or emb.artist
+    media.location = meta_text(meta, "location")
+    date: datetime | None = parse_date_value(meta.get("date")) if meta.get("date") is not None else None
+    source = "sidecar"
+    if date is None and emb.date is not None:
+        date, source = emb.date, emb.date_source or "exif"
+    if date is None:
+        date, source = date_from_filename(media.stem), "filename"
+    if date is None:
+        date, source = datetime.fromtimestamp(media.mtime_ns / 1e9, tz), "mtime"
+    media.date = localize(date, tz)
+    media.date_source = source

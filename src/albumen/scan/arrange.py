@@ -1,0 +1,134 @@
+"""Order albums and media, drop empty albums, and derive counts, date ranges and covers.
+
+Pure functions over the model: run after the scan, and again after processing
+drops media that turned out to be undecodable.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from datetime import datetime, timezone
+
+from ..model import Album, Gallery, Media
+from .sidecar import meta_text
+
+_DIGITS = re.compile(r"(\d+)")
+_EPOCH = datetime(1, 1, 1, tzinfo=timezone.utc)
+
+
+def natural_key(text: str) -> tuple:
+    """'IMG_2' before 'IMG_10'; case-insensitive."""
+    parts = _DIGITS.split(text.casefold())
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p != "")
+
+
+def parse_sort(spec: str) -> tuple[str, bool]:
+    """'-date' -> ('date', True)."""
+    return (spec[1:], True) if spec.startswith("-") else (spec, False)
+
+
+def _media_sort_key(field: str, media: Media) -> tuple:
+    """(missing, value, name): items without the value sort last in either direction."""
+    name = natural_key(media.name)
+    if field == "date":
+        return (media.date is None, media.date or _EPOCH, name)
+    if field == "name":
+        return (False, name, ())
+    if field == "title":
+        return (False, natural_key(media.title or media.name), name)
+    value = meta_text(media.sidecar.meta, field) if media.sidecar else None
+    return (value is None, natural_key(value or ""), name)
+
+
+def _album_sort_key(field: str, album: Album) -> tuple:
+    name = natural_key(album.name)
+    if field == "date":
+        date = album.sort_date or album.date_end
+        return (date is None, date or _EPOCH, name)
+    if field == "name":
+        return (False, name, ())
+    if field == "title":
+        return (False, natural_key(album.title), name)
+    value = meta_text(album.sidecar.meta, field) if album.sidecar else None
+    return (value is None, natural_key(value or ""), name)
+
+
+def sort_items(items: list, spec: str, key_fn) -> list:
+    """Sort by `spec` ('-' prefix: descending); items lacking the key always come last."""
+    field, reverse = parse_sort(spec)
+    keys = {id(x): key_fn(field, x) for x in items}
+    out = sorted(items, key=lambda x: keys[id(x)][1:], reverse=reverse)
+    out.sort(key=lambda x: keys[id(x)][0])
+    return out
+
+
+def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
+    """Sort every album's media and children, prune empty albums, compute counts, dates and covers."""
+    albums = gallery.albums
+    # Children lists from the flat map (parents exist because the walk yields parents first).
+    for album in albums.values():
+        album.children = []
+        album.media = []
+    for uri, album in albums.items():
+        if uri:
+            parent = albums.get(album.parent_uri or "")
+            if parent is not None:
+                parent.children.append(uri)
+    for media in gallery.media.values():
+        albums[media.album_uri].media.append(media.src_uri)
+
+    order = sorted(albums, key=lambda u: u.count("/") if u else -1, reverse=True)  # deepest first
+    for uri in order:
+        album = albums[uri]
+        spec = _override(album, "sort", media_sort)
+        album.media = [m.src_uri for m in sort_items([gallery.media[m] for m in album.media], spec, _media_sort_key)]
+        album.children = [c for c in album.children if c in albums]
+        kids = [albums[c] for c in album.children]
+        own = [gallery.media[m] for m in album.media]
+        album.photo_count = sum(1 for m in own if m.kind == "image") + sum(k.photo_count for k in kids)
+        album.video_count = sum(1 for m in own if m.kind == "video") + sum(k.video_count for k in kids)
+        dates = [m.date for m in own if m.date] + [d for k in kids for d in (k.date_start, k.date_end) if d]
+        album.date_start = min(dates) if dates else None
+        album.date_end = max(dates) if dates else None
+        if uri and album.photo_count + album.video_count == 0:
+            del albums[uri]
+            continue
+        spec = _override(album, "album_sort", album_sort)
+        album.children = [a.src_uri for a in sort_items(kids, spec, _album_sort_key)]
+        album.cover = _cover(gallery, album)
+
+
+def _override(album: Album, key: str, default: str) -> str:
+    if album.sidecar:
+        value = meta_text(album.sidecar.meta, key)
+        if value and re.match(r"^-?[A-Za-z_][A-Za-z0-9_-]*$", value):
+            return value
+    return default
+
+
+def _requested_cover(gallery: Gallery, album: Album) -> str | None:
+    """The 'thumbnail' named in index.md, relative to the album; it must stay inside the album."""
+    value = meta_text(album.sidecar.meta, "thumbnail") if album.sidecar else None
+    if not value or value.startswith("/") or "\\" in value:
+        return None
+    joined = posixpath.normpath(posixpath.join(album.src_uri, value)) if album.src_uri else posixpath.normpath(value)
+    if joined.startswith("../") or joined == ".." or (album.src_uri and not joined.startswith(album.src_uri + "/")):
+        return None
+    return joined if joined in gallery.media else None
+
+
+def _cover(gallery: Gallery, album: Album) -> str | None:
+    wanted = _requested_cover(gallery, album)
+    if wanted:
+        return wanted
+    for uri in album.media:
+        if gallery.media[uri].kind == "image":
+            return uri
+    if album.media:
+        return album.media[0]
+    for child in album.children:
+        cover = gallery.albums[child].cover
+        if cover:
+            return cover
+    return None

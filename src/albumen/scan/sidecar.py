@@ -1,0 +1,132 @@
+"""Markdown sidecars, compatible with Sigal galleries.
+
+Two header styles are read: Sigal's (Python-Markdown meta) `Key: value` lines at
+the top, ended by a blank line, and a YAML front-matter block between `---` lines.
+The body is Markdown rendered to HTML with raw HTML disabled, so a sidecar cannot
+inject markup or script into the pages.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import yaml
+from markdown_it import MarkdownIt
+
+from ..model import Sidecar
+
+_META_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.*)$")
+_CONTINUATION = re.compile(r"^(?: {4,}|\t)(.*)$")
+_MAX_SIDECAR_BYTES = 1 << 20
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": True}).enable(
+        ["table", "strikethrough", "replacements", "smartquotes"]
+    )
+
+
+def render_markdown(text: str) -> str:
+    return _markdown().render(text).strip() if text.strip() else ""
+
+
+def read_sidecar(abs_path: str, src_uri: str) -> tuple[Sidecar, list[str]]:
+    """Parse one sidecar file. Returns the sidecar and any problems worth a warning."""
+    notes: list[str] = []
+    with open(abs_path, "rb") as f:
+        raw = f.read(_MAX_SIDECAR_BYTES + 1)
+    if len(raw) > _MAX_SIDECAR_BYTES:
+        notes.append(f"{src_uri}: sidecar larger than 1 MiB, only its first 1 MiB is read")
+        raw = raw[:_MAX_SIDECAR_BYTES]
+    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n")
+    meta, body = parse_sidecar_text(text, src_uri, notes)
+    return Sidecar(src_uri=src_uri, meta=meta, body_html=render_markdown(body)), notes
+
+
+def parse_sidecar_text(text: str, src_uri: str = "", notes: list[str] | None = None) -> tuple[dict, str]:
+    """Split a sidecar into (header keys, Markdown body). Keys are lower-cased."""
+    notes = notes if notes is not None else []
+    if text.startswith("---\n") or text == "---":
+        end = re.search(r"^(?:---|\.\.\.)\s*$", text[4:], re.MULTILINE)
+        if end:
+            block, body = text[4 : 4 + end.start()], text[4 + end.end() :]
+            try:
+                data = yaml.safe_load(block)
+            except yaml.YAMLError as exc:
+                notes.append(f"{src_uri}: invalid YAML front matter ignored ({_first_line(exc)})")
+                data = None
+            if data is not None and not isinstance(data, dict):
+                notes.append(f"{src_uri}: YAML front matter is not a set of keys; ignored")
+                data = None
+            meta = {str(k).strip().lower(): v for k, v in (data or {}).items()}
+            return meta, body.lstrip("\n")
+    return _parse_meta_lines(text)
+
+
+def _parse_meta_lines(text: str) -> tuple[dict, str]:
+    lines = text.split("\n")
+    meta: dict = {}
+    key = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            break
+        m = _META_LINE.match(line)
+        cont = _CONTINUATION.match(line)
+        if m:
+            key = m.group(1).lower()
+            meta[key] = m.group(2).strip()
+        elif cont and key is not None:
+            previous = meta[key]
+            values = previous if isinstance(previous, list) else [previous]
+            meta[key] = [*values, cont.group(1).strip()]
+        else:
+            break
+        i += 1
+    else:
+        i = len(lines)
+    if not meta:
+        return {}, text
+    return meta, "\n".join(lines[i:])
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def meta_text(meta: dict, key: str) -> str | None:
+    """A header value as one string ('' and missing give None)."""
+    value = meta.get(key)
+    if value is None:
+        return None
+    if isinstance(value, list):
+        value = " ".join(str(v) for v in value)
+    text = str(value).strip()
+    return text or None
+
+
+def meta_list(meta: dict, key: str) -> tuple[str, ...]:
+    """A header value as a list: YAML lists, or comma-separated text."""
+    value = meta.get(key)
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else str(value).split(",")
+    return tuple(dict.fromkeys(str(v).strip() for v in items if str(v).strip()))
+
+
+def meta_bool(meta: dict, key: str) -> bool | None:
+    value = meta.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1", "on"):
+        return True
+    if text in ("false", "no", "0", "off", ""):
+        return False
+    return None

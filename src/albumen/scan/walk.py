@@ -1,0 +1,111 @@
+"""Walk the source tree: hidden files, `.nomedia`, ignore globs and symbolic links.
+
+Reads only. Symbolic links are followed when they point inside the source, and a
+folder reached twice (a loop, or two links to one place) is walked once.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat as stat_mod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+
+@dataclass
+class FileEntry:
+    name: str
+    abs_path: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class DirListing:
+    src_uri: str  # '' for the root
+    abs_path: str
+    files: list[FileEntry] = field(default_factory=list)
+    subdirs: list[str] = field(default_factory=list)  # src_uris of walked sub-folders
+
+
+@dataclass
+class WalkReport:
+    warnings: list[str] = field(default_factory=list)
+
+
+def is_ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(rel, p) for p in patterns)
+
+
+def _read_nomedia(abs_dir: str) -> set[str] | None:
+    """None when there is no .nomedia; an empty set means 'ignore the whole folder'."""
+    path = os.path.join(abs_dir, ".nomedia")
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 16)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return set()
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _inside(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | None = None) -> Iterator[DirListing]:
+    """Yield one listing per folder that is not ignored, parents before children."""
+    report = report if report is not None else WalkReport()
+    real_root = os.path.realpath(root)
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[str, str]] = [("", root)]
+    while stack:
+        src_uri, abs_dir = stack.pop()
+        try:
+            st = os.stat(abs_dir)
+        except OSError as exc:
+            report.warnings.append(f"{src_uri or '.'}: cannot read folder ({exc.strerror})")
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            report.warnings.append(f"{src_uri}: folder already included through another link; walked once")
+            continue
+        seen.add(key)
+        nomedia = _read_nomedia(abs_dir)
+        if nomedia is not None and not nomedia:
+            continue
+        listing = DirListing(src_uri=src_uri, abs_path=abs_dir)
+        try:
+            entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
+        except OSError as exc:
+            report.warnings.append(f"{src_uri or '.'}: cannot list folder ({exc.strerror})")
+            continue
+        subdirs: list[tuple[str, str]] = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or (nomedia and name in nomedia):
+                continue
+            rel = f"{src_uri}/{name}" if src_uri else name
+            if ignore and is_ignored(name, rel, ignore):
+                continue
+            try:
+                if entry.is_symlink():
+                    real = os.path.realpath(entry.path)
+                    if not _inside(real, real_root):
+                        report.warnings.append(f"{rel}: symbolic link points outside the source folder; ignored")
+                        continue
+                    target = os.stat(entry.path)
+                else:
+                    target = entry.stat()
+            except OSError:
+                report.warnings.append(f"{rel}: broken symbolic link or unreadable entry; ignored")
+                continue
+            if stat_mod.S_ISDIR(target.st_mode):
+                subdirs.append((rel, entry.path))
+            elif stat_mod.S_ISREG(target.st_mode):
+                listing.files.append(FileEntry(name, entry.path, target.st_size, target.st_mtime_ns))
+        listing.subdirs = [rel for rel, _ in subdirs]
+        yield listing
+        stack.extend(reversed(subdirs))

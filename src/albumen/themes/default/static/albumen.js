@@ -1,0 +1,1 @@
+/* Albumen viewer: progressive enhancement over the per-photo pages. */

@@ -1,0 +1,48 @@
+"""Output sinks. Pages and static files go through a sink; image workers write their own files atomically."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from ..errors import BuildError
+from ..fsutil import same_content, write_atomic
+
+
+class DiskSink:
+    """Writes under one output folder: atomically, only when the bytes changed, never twice to one path."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.claimed: set[str] = set()
+        self.written: list[str] = []
+        self.unchanged = 0
+
+    def abs_path(self, dest_uri: str) -> str:
+        path = os.path.normpath(os.path.join(self.root, *dest_uri.split("/")))
+        if not (path == self.root or path.startswith(self.root.rstrip(os.sep) + os.sep)):
+            raise BuildError(f"refusing to write outside the output folder: {dest_uri}")
+        return path
+
+    def _claim(self, dest_uri: str) -> None:
+        if dest_uri in self.claimed:
+            raise BuildError(f"two outputs claim one path: {dest_uri}")
+        self.claimed.add(dest_uri)
+
+    def write(self, dest_uri: str, data: bytes) -> bool:
+        """Write when different; True when the file changed."""
+        self._claim(dest_uri)
+        path = self.abs_path(dest_uri)
+        if same_content(path, data):
+            self.unchanged += 1
+            return False
+        write_atomic(path, data)
+        self.written.append(dest_uri)
+        return True
+
+    def copy(self, dest_uri: str, abs_src_path: str) -> bool:
+        with open(abs_src_path, "rb") as f:
+            return self.write(dest_uri, f.read())
+
+    def remove_tree(self, dest_uri: str) -> None:
+        shutil.rmtree(self.abs_path(dest_uri), ignore_errors=True)
