@@ -17,7 +17,7 @@ from .model import Gallery, Skipped
 from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_site
 from .process.specs import ImageJob, JobResult, Placeholder
-from .render.pages import RenderContext, render_pages, static_files
+from .render.pages import RenderContext, folder_index_pages, render_pages, static_files
 from .scan import arrange_gallery, scan_source
 from .write import DiskSink
 
@@ -91,10 +91,9 @@ def check_paths(source: Path, output: Path) -> tuple[Path, Path]:
     src = source.resolve()
     out = output.resolve()
     if _inside(out, src):
-        suggestion = os.path.relpath(src.parent / "site") if src.parent != src else "../site"
         raise UsageError(
             f"the output folder {out} is inside the photo folder {src}; Albumen never writes into the photo folder",
-            hint=f"build somewhere else, e.g. -o {suggestion if suggestion.startswith('..') else '../site'}",
+            hint=f"build somewhere else, e.g. -o ../site from inside the photo folder, or -o {src.parent / 'site'}",
         )
     if _inside(src, out):
         raise UsageError(
@@ -139,11 +138,14 @@ def build(loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None
 
     reporter.phase("Writing pages")
     pages = render_pages(RenderContext(gallery, plan, placeholders, config, theme))
+    statics = {f"{STATIC_DIR}/{name}": path for name, path in static_files(theme).items()}
+    derivatives = [spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs]
+    pages += folder_index_pages([p.dest_uri for p in pages] + derivatives + list(statics), config.pages.links)
     sink = DiskSink(str(output))
     for page in pages:
         sink.write(page.dest_uri, page.content)
-    for name, path in static_files(theme).items():
-        sink.copy(f"{STATIC_DIR}/{name}", str(path))
+    for dest_uri, path in statics.items():
+        sink.copy(dest_uri, str(path))
 
     report.albums = len(gallery.albums)
     report.photos = sum(1 for m in gallery.media.values() if m.kind == "image")

@@ -208,8 +208,11 @@ def demo(directory: Path, force: bool) -> None:
     Example:
       albumen demo demo-photos && albumen build demo-photos && python -m http.server -d _build
     """
-    from .demo import write_demo
+    from .demo import MARKER, write_demo
 
+    if (directory / MARKER).exists() and not force:
+        click.echo(f"{directory} already holds the demo photos; left as they are")
+        return
     if directory.exists() and any(directory.iterdir()) and not force:
         fail(UsageError(f"{directory} is not empty", hint="choose a new folder, or pass --force"))
     count = write_demo(directory)

@@ -8,6 +8,7 @@ albums. Deterministic: the same files every time.
 
 from __future__ import annotations
 
+import os
 import random
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFilter
 
 W, H = 1800, 1200
+MARKER = ".albumen-demo"  # hidden, so builds ignore it
 
 ALBUMS = [
     ("Mountains", datetime(2024, 7, 2, 6, 40), "landscape", 6),
@@ -139,6 +141,8 @@ def write_demo(directory: Path) -> int:
             if kind == "abstract" and i == 1:
                 img = _abstract(rng, (900, 900), alpha=True)
                 img.save(folder / "circles.png")
+                stamp = when.timestamp()
+                os.utime(folder / "circles.png", (stamp, stamp))  # no EXIF in this PNG: the date is its mtime
                 count += 1
                 continue
             if kind == "abstract" and i == 2:
@@ -161,4 +165,5 @@ def write_demo(directory: Path) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         count += 1
+    (directory / MARKER).write_text("written by albumen demo\n", encoding="utf-8")
     return count

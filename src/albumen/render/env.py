@@ -26,6 +26,7 @@ def relative_url(from_dir: str, target: str, links: str = "directory") -> str:
     if target.startswith(("http://", "https://", "data:", "mailto:", "#")):
         return target
     target, hash_, fragment = target.partition("#")
+    target, qmark, query = target.partition("?")
     is_dir = target == "" or target.endswith("/")
     clean = target.rstrip("/") or "."
     rel = posixpath.relpath(clean, from_dir or ".")
@@ -34,6 +35,8 @@ def relative_url(from_dir: str, target: str, links: str = "directory") -> str:
         if links == "index.html":
             rel = "index.html" if rel == "./" else rel + "index.html"
     out = quote(rel, safe="/._-~")
+    if qmark:
+        out += "?" + quote(query, safe="=&")
     return out + (hash_ + quote(fragment, safe="-_.") if hash_ else "")
 
 

@@ -294,3 +294,32 @@ def _check_unique(pages: list[Page]) -> None:
                 hint="rename one of the folders or files involved",
             )
         seen[page.dest_uri] = page.template
+
+
+def folder_index_pages(dest_uris: list[str], links: str = "directory") -> list[Page]:
+    """An index.html for every output folder that has none, so a server never lists a folder.
+
+    Each one sends the visitor to the nearest folder above it that has a real page.
+    """
+    from .env import relative_url
+
+    have = {posixpath.dirname(uri) for uri in dest_uris if posixpath.basename(uri) == "index.html"}
+    folders: set[str] = set()
+    for uri in dest_uris:
+        folder = posixpath.dirname(uri)
+        while folder:
+            folders.add(folder)
+            folder = posixpath.dirname(folder)
+    pages = []
+    for folder in sorted(folders - have):
+        target = posixpath.dirname(folder)
+        while target and target not in have:
+            target = posixpath.dirname(target)
+        href = relative_url(folder, f"{target}/" if target else "", links)
+        body = (
+            '<!doctype html><html><head><meta charset="utf-8"><meta name="robots" content="noindex">'
+            f'<meta http-equiv="refresh" content="0; url={href}"><title>…</title></head>'
+            f'<body><a href="{href}">…</a></body></html>\n'
+        )
+        pages.append(Page(f"{folder}/index.html", body.encode("utf-8"), "folder-index"))
+    return pages

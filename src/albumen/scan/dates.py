@@ -76,9 +76,6 @@ def parse_date_value(value) -> datetime | None:
     text = value.strip()
     if not text:
         return None
-    exif = parse_exif_datetime(text)
-    if exif:
-        return exif
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
     for candidate in (text, text.replace(" ", "T", 1)):
@@ -86,6 +83,9 @@ def parse_date_value(value) -> datetime | None:
             return datetime.fromisoformat(candidate)
         except ValueError:
             pass
+    exif = parse_exif_datetime(text)
+    if exif:
+        return exif
     for fmt in ("%Y-%m", "%Y"):
         try:
             return datetime.strptime(text, fmt)

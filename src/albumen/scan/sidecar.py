@@ -114,8 +114,9 @@ def meta_list(meta: dict, key: str) -> tuple[str, ...]:
     value = meta.get(key)
     if value is None:
         return ()
-    items = value if isinstance(value, list) else str(value).split(",")
-    return tuple(dict.fromkeys(str(v).strip() for v in items if str(v).strip()))
+    items = value if isinstance(value, list) else [value]
+    parts = (part.strip() for item in items for part in str(item).split(","))
+    return tuple(dict.fromkeys(p for p in parts if p))
 
 
 def meta_bool(meta: dict, key: str) -> bool | None:

@@ -1,0 +1,206 @@
+"""Shared helpers: tiny images made on the spot, a build runner, and a site crawler."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlsplit
+
+import pytest
+from bs4 import BeautifulSoup
+from click.testing import CliRunner
+from PIL import Image
+
+from albumen.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus"
+
+needs_corpus = pytest.mark.skipif(
+    not (CORPUS / "hard" / "MANIFEST.tsv").is_file(),
+    reason=f"the shared test corpus is not at {CORPUS} (CI has it beside the project)",
+)
+
+
+def make_exif(
+    date: datetime | str | None = None,
+    offset: str | None = None,
+    orientation: int | None = None,
+    make: str | None = None,
+    model: str | None = None,
+    description: str | None = None,
+    artist: str | None = None,
+    copyright: str | None = None,
+    gps: tuple[float, float] | None = None,
+    serial: str | None = None,
+) -> Image.Exif:
+    exif = Image.Exif()
+    if orientation:
+        exif[0x0112] = orientation
+    if make:
+        exif[0x010F] = make
+    if model:
+        exif[0x0110] = model
+    if description:
+        exif[0x010E] = description
+    if artist:
+        exif[0x013B] = artist
+    if copyright:
+        exif[0x8298] = copyright
+    sub = exif.get_ifd(0x8769)
+    if date:
+        sub[0x9003] = date if isinstance(date, str) else date.strftime("%Y:%m:%d %H:%M:%S")
+    if offset:
+        sub[0x9011] = offset
+    if serial:
+        sub[0xA431] = serial
+    if gps:
+        lat, lon = gps
+
+        def dms(value: float):
+            value = abs(value)
+            d = int(value)
+            m = int((value - d) * 60)
+            s = round(((value - d) * 60 - m) * 60, 4)
+            return (float(d), float(m), float(s))
+
+        g = exif.get_ifd(0x8825)
+        g[1] = "N" if lat >= 0 else "S"
+        g[2] = dms(lat)
+        g[3] = "E" if lon >= 0 else "W"
+        g[4] = dms(lon)
+    return exif
+
+
+def make_jpeg(path: Path, size=(64, 48), color=(200, 40, 40), exif: Image.Exif | None = None, **kwargs) -> Path:
+    """A tiny JPEG; a coloured block in the top-left quarter makes orientation checkable."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    img = Image.new("RGB", size, color)
+    corner = Image.new("RGB", (max(1, size[0] // 4), max(1, size[1] // 4)), (255, 255, 255))
+    img.paste(corner, (0, 0))
+    if exif is None and kwargs:
+        exif = make_exif(**kwargs)
+    params = {"quality": 92}
+    if exif is not None:
+        params["exif"] = exif.tobytes()
+    img.save(path, "JPEG", **params)
+    return path
+
+
+def make_png(path: Path, size=(40, 30), color=(30, 120, 200, 255), mode="RGBA") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new(mode, size, color if mode == "RGBA" else color[:3]).save(path, "PNG")
+    return path
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+    output: str
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> Result:
+    """Run `albumen ARGS` in this process (the image workers are still real processes when -j > 1)."""
+    runner = CliRunner()
+    old = Path.cwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        result = runner.invoke(main, list(args), env=env, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return Result(result.exit_code, result.stdout, result.stderr, result.output)
+
+
+def build_site(src: Path, out: Path, *extra: str, cwd: Path | None = None, expect: int = 0) -> Result:
+    result = run_cli("build", str(src), "-o", str(out), "-j", "1", *extra, cwd=cwd)
+    assert result.exit_code == expect, result.output
+    return result
+
+
+def tree_digest(root: Path) -> dict[str, tuple[str, int]]:
+    """Every file under root -> (sha256, mode); also records folders, so any write is noticed."""
+    out: dict[str, tuple[str, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames:
+            p = Path(dirpath) / name
+            out[str(p.relative_to(root)) + "/"] = ("dir", p.lstat().st_mode)
+        for name in filenames:
+            p = Path(dirpath) / name
+            if p.is_symlink():
+                out[str(p.relative_to(root))] = ("link:" + os.readlink(p), 0)
+                continue
+            out[str(p.relative_to(root))] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mode)
+    return out
+
+
+def soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+_SRCSET_SPLIT = re.compile(r",\s+")
+
+
+def page_refs(html_soup: BeautifulSoup) -> list[str]:
+    """Every local reference a page makes: links, images, sources, scripts, styles."""
+    refs: list[str] = []
+    for tag in html_soup.find_all(True):
+        for attr in ("href", "src", "poster"):
+            value = tag.get(attr)
+            if value:
+                refs.append(value)
+        srcset = tag.get("srcset")
+        if srcset:
+            refs.extend(part.strip().split(" ")[0] for part in _SRCSET_SPLIT.split(srcset.strip()))
+        style = tag.get("style") or ""
+        refs.extend(re.findall(r"url\(([^)]+)\)", style))
+    return [r for r in refs if not urlsplit(r).scheme and not r.startswith("#") and not r.startswith("//")]
+
+
+@dataclass
+class Crawl:
+    pages: set[str] = field(default_factory=set)  # output-relative paths of HTML pages reached
+    files: set[str] = field(default_factory=set)  # every local file referenced
+    broken: list[tuple[str, str]] = field(default_factory=list)  # (page, reference)
+
+
+def resolve_ref(root: Path, page_rel: str, ref: str) -> str:
+    ref = urldefrag(ref)[0].split("?")[0]
+    base = posixpath.dirname(page_rel)
+    target = posixpath.normpath(posixpath.join(base, unquote(ref))) if ref else page_rel
+    if ref.endswith("/") or ref in ("", ".", "./") or (root / target).is_dir():
+        target = posixpath.join(target, "index.html") if target != "." else "index.html"
+    return target.lstrip("./") if target.startswith("./") else target
+
+
+def crawl(root: Path, start: str = "index.html") -> Crawl:
+    """Follow every local link from the start page; report references to missing files."""
+    result = Crawl()
+    queue = [start]
+    while queue:
+        page = queue.pop()
+        if page in result.pages:
+            continue
+        result.pages.add(page)
+        for ref in page_refs(soup(root / page)):
+            target = resolve_ref(root, page, ref)
+            if target.startswith("..") or not (root / target).is_file():
+                result.broken.append((page, ref))
+                continue
+            result.files.add(target)
+            if target.endswith(".html") and target not in result.pages:
+                queue.append(target)
+    return result
+
+
+@pytest.fixture
+def tmp(tmp_path: Path) -> Path:
+    return tmp_path

@@ -1,0 +1,459 @@
+"""End-to-end builds of small trees written by the tests: the model, URLs and pages as a visitor sees them."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from conftest import build_site, crawl, make_exif, make_jpeg, make_png, run_cli, soup, tree_digest
+
+
+def photo_times(site: Path, album_dir: str) -> dict[str, str]:
+    """Photo slug -> datetime attribute of its page's <time>."""
+    out = {}
+    for page in sorted((site / album_dir).glob("*/index.html")):
+        t = soup(page).select_one(".photo-meta time")
+        if t is not None:
+            out[page.parent.name] = t["datetime"]
+    return out
+
+
+def grid_slugs(page: Path) -> list[str]:
+    return [li["id"] for li in soup(page).select(".grid li.tile")]
+
+
+def add_xmp(jpeg: Path, **fields: str) -> None:
+    """Insert an XMP packet (APP1) right after SOI."""
+    props = "".join(
+        f"<{k}><rdf:Alt><rdf:li xml:lang='x-default'>{v}</rdf:li></rdf:Alt></{k}>"
+        if k in ("dc:title", "dc:description", "Iptc4xmpCore:AltTextAccessibility")
+        else f"<{k}>{v}</{k}>"
+        for k, v in fields.items()
+    )
+    packet = (
+        "<?xpacket begin='\ufeff' id='W5M0MpCehiHzreSzNTczkc9d'?>"
+        "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+        "<rdf:Description rdf:about='' xmlns:dc='http://purl.org/dc/elements/1.1/' "
+        "xmlns:xmp='http://ns.adobe.com/xap/1.0/' xmlns:photoshop='http://ns.adobe.com/photoshop/1.0/' "
+        "xmlns:Iptc4xmpCore='http://iptc.org/std/Iptc4xmpCore/1.0/xmlns/'>"
+        f"{props}</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end='w'?>"
+    ).encode()
+    payload = b"http://ns.adobe.com/xap/1.0/\x00" + packet
+    data = jpeg.read_bytes()
+    jpeg.write_bytes(data[:2] + b"\xff\xe1" + (len(payload) + 2).to_bytes(2, "big") + payload + data[2:])
+
+
+def add_iptc(jpeg: Path, **records: str) -> None:
+    """Insert an IPTC-IIM block (Photoshop APP13). Keys: title (2:5), caption (2:120), date (2:55)."""
+    tags = {"title": 5, "caption": 120, "date": 55, "keywords": 25}
+    iim = b"".join(
+        b"\x1c\x02" + bytes([tags[k]]) + len(v.encode()).to_bytes(2, "big") + v.encode() for k, v in records.items()
+    )
+    if len(iim) % 2:
+        iim += b"\x00"
+    resource = b"8BIM\x04\x04\x00\x00" + len(iim).to_bytes(4, "big") + iim
+    payload = b"Photoshop 3.0\x00" + resource
+    data = jpeg.read_bytes()
+    jpeg.write_bytes(data[:2] + b"\xff\xed" + (len(payload) + 2).to_bytes(2, "big") + payload + data[2:])
+
+
+@pytest.fixture
+def small_tree(tmp_path: Path) -> Path:
+    src = tmp_path / "photos"
+    make_jpeg(src / "Trip" / "IMG_0001.jpg", date="2024:07:01 10:00:00", make="Canon", model="Canon EOS R6")
+    make_jpeg(src / "Trip" / "IMG_0002.jpg", date="2024:07:02 10:00:00")
+    make_jpeg(src / "Trip" / "Day two" / "beach.jpg", date="2024:07:03 09:00:00")
+    make_png(src / "Trip" / "Day two" / "map.png")
+    make_jpeg(src / "Home" / "cat.jpg", date="2023:01:05 18:00:00")
+    make_jpeg(src / "root-photo.jpg", date="2022:05:05 05:05:05")
+    (src / "Trip" / "notes.txt").write_text("not a photo")
+    (src / "Trip" / "index.md").write_text("Title: Summer trip\n\nTwo days by the *sea*.\n")
+    (src / "Empty" / "Deeper").mkdir(parents=True)
+    (src / "Empty" / "Deeper" / "readme.txt").write_text("nothing to see")
+    return src
+
+
+def test_zero_config_build_is_complete_and_has_no_broken_links(small_tree, tmp_path):
+    site = tmp_path / "site"
+    result = build_site(small_tree, site)
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith("built 4 albums, 6 photos, 0 videos, 0 skipped in ")
+    assert "ignored 2 files that are not photos or videos" in result.stdout
+    walk = crawl(site)
+    assert walk.broken == []
+    # every source photo is reachable: its page and its images
+    photo_pages = {p for p in walk.pages if p.count("/") >= 1 and not p.startswith("static")}
+    for rel in ["trip/img-0001/index.html", "trip/img-0002/index.html", "trip/day-two/beach/index.html",
+                "trip/day-two/map/index.html", "home/cat/index.html", "root-photo/index.html"]:
+        assert rel in photo_pages
+    assert any(f.startswith("trip/img-0001/img-0001.thumb.") for f in walk.files)
+    # the empty album is left out
+    assert not (site / "empty").exists()
+    # every folder of the output has an index.html
+    for folder, _, files in os.walk(site):
+        assert "index.html" in files, folder
+
+
+def test_album_page_content(small_tree, tmp_path):
+    site = tmp_path / "site"
+    build_site(small_tree, site)
+    home = soup(site / "index.html")
+    cards = [c.get_text(" ", strip=True) for c in home.select(".card")]
+    assert any(c.startswith("Summer trip") and "4 photos" in c for c in cards)
+    trip = soup(site / "trip" / "index.html")
+    assert trip.h1.get_text() == "Summer trip"
+    assert trip.select_one(".description em").get_text() == "sea"
+    crumbs = [a.get_text() for a in trip.select(".breadcrumbs a")]
+    assert crumbs == ["photos"]
+    imgs = trip.select(".grid img")
+    assert len(imgs) == 2
+    for img in imgs:
+        assert int(img["width"]) > 0 and int(img["height"]) > 0
+        assert "w," in img["srcset"]
+    # sub-album card with cover, count and date range
+    card = trip.select_one(".card")
+    assert "Day two" in card.get_text() and card.select_one("img") is not None
+    assert card.select_one("time")["datetime"].startswith("2024-07-03")
+
+
+def test_photo_page_works_without_javascript(small_tree, tmp_path):
+    site = tmp_path / "site"
+    build_site(small_tree, site)
+    page = soup(site / "trip" / "img-0001" / "index.html")
+    img = page.select_one("img.photo-image")
+    assert (site / "trip" / "img-0001" / img["src"]).is_file()
+    nav = {a["class"][0]: a["href"] for a in page.select(".photo-nav a")}
+    assert nav["next"] == "../img-0002/"
+    assert nav["up"].startswith("../#img-0001")
+    assert "prev" not in nav
+    assert page.select_one(".photo-meta time")["datetime"].startswith("2024-07-01T10:00:00")
+    dl = page.select_one("dl.exif").get_text(" ", strip=True)
+    assert "Canon EOS R6" in dl
+
+
+def test_source_tree_is_never_written(small_tree, tmp_path):
+    (small_tree / "Trip" / "IMG_0001.md").write_text("---\ntitle: A\n---\n")
+    (small_tree / "Home" / ".nomedia").write_text("cat-not-here.jpg\n")
+    os.symlink(small_tree / "Trip", small_tree / "Home" / "link-to-trip")
+    before = tree_digest(small_tree)
+    mtimes = {p: p.stat().st_mtime_ns for p in small_tree.rglob("*")}
+    site = tmp_path / "site"
+    build_site(small_tree, site, "-j", "2")
+    build_site(small_tree, site)  # a rebuild too
+    assert tree_digest(small_tree) == before
+    assert {p: p.stat().st_mtime_ns for p in small_tree.rglob("*")} == mtimes
+
+
+def test_output_inside_source_is_refused_and_nothing_is_written(small_tree):
+    before = tree_digest(small_tree)
+    result = run_cli("build", str(small_tree), "-o", str(small_tree / "_site"))
+    assert result.exit_code == 2
+    assert "inside the photo folder" in result.stderr
+    assert "-o ../site" in result.stderr
+    assert tree_digest(small_tree) == before
+
+
+def test_source_inside_output_is_refused(small_tree):
+    result = run_cli("build", str(small_tree), "-o", str(small_tree.parent))
+    assert result.exit_code == 2
+    assert "is inside the output folder" in result.stderr
+
+
+def test_missing_source_and_no_source(tmp_path):
+    result = run_cli("build", str(tmp_path / "nope"), "-o", str(tmp_path / "out"))
+    assert result.exit_code == 2 and "photo folder not found" in result.stderr
+    assert not (tmp_path / "out").exists()
+    result = run_cli("build", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "albumen build PHOTOS" in result.stderr
+
+
+def test_invalid_config_stops_before_any_work(small_tree, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "albumen.toml").write_text('[images]\nqualty = 80\nsizes = "big"\n')
+    result = run_cli("build", str(small_tree), "-o", str(tmp_path / "out"), cwd=work)
+    assert result.exit_code == 2
+    assert str(work / "albumen.toml") in result.stderr
+    assert "images.qualty: unknown setting; did you mean 'images.quality'?" in result.stderr
+    assert "images.sizes: expected a list of integers" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_config_source_and_output_resolve_against_config_folder(small_tree, tmp_path):
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "albumen.toml").write_text(f'source = "{os.path.relpath(small_tree, conf)}"\noutput = "../built"\ntitle = "Mine"\n')
+    result = run_cli("build", "-j", "1", cwd=conf)
+    assert result.exit_code == 0, result.output
+    assert soup(tmp_path / "built" / "index.html").title.get_text() == "Mine"
+
+
+def test_metadata_precedence(tmp_path):
+    src = tmp_path / "p"
+    a = make_jpeg(src / "a.jpg", description="exif caption", date="2019:01:01 00:00:00")
+    add_iptc(a, title="iptc title")
+    add_xmp(a, **{"dc:title": "xmp title"})
+    (src / "a.md").write_text("Title: sidecar title\nDate: 2020-02-02 12:00\n")
+    b = make_jpeg(src / "b.jpg", description="exif caption b", date="2017:01:01 00:00:00")
+    add_iptc(b, title="iptc title b", caption="iptc caption b")
+    add_xmp(b, **{"dc:title": "xmp title b", "photoshop:DateCreated": "2018-03-03T10:00:00+01:00"})
+    c = make_jpeg(src / "c.jpg", date="2016:01:01 00:00:00")
+    add_iptc(c, title="iptc title c", date="20150405")
+    make_jpeg(src / "d.jpg", description="only exif", date="2014:01:01 08:00:00")
+    make_jpeg(src / "IMG_20130607_080910.jpg")
+    e = make_jpeg(src / "e.jpg")
+    stamp = datetime(2012, 1, 1, 12, 0).timestamp()
+    os.utime(e, (stamp, stamp))
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, 'timezone = "UTC"\n')))
+
+    def title(slug):
+        return soup(site / slug / "index.html").select_one(".photo-caption h1").get_text()
+
+    assert title("a") == "sidecar title"
+    assert title("b") == "xmp title b"
+    assert title("c") == "iptc title c"
+    assert soup(site / "b" / "index.html").select_one(".description").get_text().strip() == "iptc caption b"
+    assert soup(site / "d" / "index.html").select_one(".description").get_text().strip() == "only exif"
+    times = photo_times(site, ".")
+    assert times["a"] == "2020-02-02T12:00:00+00:00"
+    assert times["b"] == "2018-03-03T10:00:00+01:00"
+    assert times["c"] == "2015-04-05T00:00:00+00:00"
+    assert times["d"] == "2014-01-01T08:00:00+00:00"
+    assert times["img-20130607-080910"] == "2013-06-07T08:09:10+00:00"
+    assert times["e"] == "2012-01-01T12:00:00+00:00"
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg" / "albumen.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_time_zones(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "plain.jpg", date="2024:01:15 12:00:00")
+    make_jpeg(src / "summer.jpg", date="2024:07:15 12:00:00")
+    make_jpeg(src / "tokyo.jpg", date="2024:07:15 12:00:00", offset="+09:00")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, 'timezone = "America/New_York"\n')))
+    times = photo_times(site, ".")
+    assert times["plain"] == "2024-01-15T12:00:00-05:00"
+    assert times["summer"] == "2024-07-15T12:00:00-04:00"
+    assert times["tokyo"] == "2024-07-15T12:00:00+09:00"
+
+
+def test_paired_raw_and_live_photo_files(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "IMG_1.JPG", date="2024:01:01 10:00:00")
+    (src / "IMG_1.CR2").write_bytes(b"II*\x00\x10\x00\x00\x00CR\x02\x00" + b"\x00" * 200)
+    make_jpeg(src / "IMG_2.jpg", date="2024:01:01 11:00:00")
+    (src / "IMG_2.MOV").write_bytes((20).to_bytes(4, "big") + b"ftypqt  \x00\x00\x00\x00qt  " + b"\x00" * 100)
+    (src / "IMG_3.NEF").write_bytes(b"MM\x00*" + b"\x00" * 200)
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    assert "built 1 album, 2 photos, 0 videos, 1 skipped" in result.stdout
+    assert "skipped: IMG_3.NEF: camera RAW file (NEF) without a JPEG or HEIC beside it" in result.stderr
+    assert "IMG_1.CR2" not in result.output and "IMG_2.MOV" not in result.output
+
+
+def test_same_stem_files_and_their_sidecars(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "a.jpg", color=(255, 0, 0))
+    make_png(src / "a.png")
+    (src / "a.jpg.md").write_text("Title: the jpeg\n")
+    (src / "a.md").write_text("Title: shared stem\n")
+    make_jpeg(src / "index.jpg")
+    (src / "index.jpg.md").write_text("Title: photo called index\n")
+    (src / "index.md").write_text("Title: The album\n")
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    assert "same URL name 'a' as a.jpg; published as 'a-2'" in result.stderr
+    titles = {p.parent.name: soup(p).select_one(".photo-caption h1").get_text() for p in site.glob("*/index.html")
+              if p.parent.name != "static"}
+    assert titles["a"] == "the jpeg"
+    assert titles["a-2"] == "shared stem"
+    assert titles["index"] == "photo called index"
+    assert soup(site / "index.html").h1.get_text() == "The album"
+
+
+def test_natural_sort_and_sort_settings(tmp_path):
+    src = tmp_path / "p"
+    for name in ["IMG_10.jpg", "IMG_2.jpg", "IMG_1.jpg"]:
+        make_jpeg(src / "A" / name)
+    make_jpeg(src / "B" / "x.jpg", date="2024:01:03 00:00:00")
+    make_jpeg(src / "B" / "y.jpg", date="2024:01:01 00:00:00")
+    make_jpeg(src / "B" / "z.jpg", date="2024:01:02 00:00:00")
+    (src / "B" / "index.md").write_text("Sort: -date\n")
+    make_jpeg(src / "C" / "k.jpg")
+    make_jpeg(src / "C" / "l.jpg")
+    (src / "C" / "k.md").write_text("Title: Zebra\n")
+    (src / "C" / "l.md").write_text("Title: Aardvark\n")
+    (src / "C" / "index.md").write_text("---\nsort: title\n---\n")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, '[sort]\nmedia = "name"\nalbums = "name"\n')))
+    assert grid_slugs(site / "a" / "index.html") == ["img-1", "img-2", "img-10"]
+    assert grid_slugs(site / "b" / "index.html") == ["x", "z", "y"]
+    assert grid_slugs(site / "c" / "index.html") == ["l", "k"]
+    cards = [c.select_one(".card-title").get_text() for c in soup(site / "index.html").select(".card")]
+    assert cards == ["A", "B", "C"]
+
+
+def test_slugs_transliterate_and_collisions_are_reported(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "Été à Zürich" / "Ça va.jpg")
+    make_jpeg(src / "Stream" / "s.jpg")
+    make_jpeg(src / "static" / "s.jpg")
+    make_jpeg(src / "ete a zurich" / "x.jpg")
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    # natural name order decides who keeps the plain name: 'ete a zurich' sorts before 'Été à Zürich'
+    assert (site / "ete-a-zurich" / "x" / "index.html").is_file()
+    assert (site / "ete-a-zurich-2" / "ca-va" / "index.html").is_file()
+    assert (site / "stream-2" / "s" / "index.html").is_file()
+    assert (site / "static-2" / "s" / "index.html").is_file()
+    assert "Stream: 'stream' is a name the site itself uses; published as 'stream-2'" in result.stderr
+    assert "Été à Zürich: same URL name 'ete-a-zurich' as ete a zurich; published as 'ete-a-zurich-2'" in result.stderr
+    assert crawl(site).broken == []
+
+
+def test_original_names_mode_keeps_names_percent_encoded(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "Été 2024" / "IMG 1.jpg")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, '[pages]\nslugs = "original"\n')))
+    assert (site / "Été 2024" / "IMG 1" / "index.html").is_file()
+    hrefs = [a["href"] for a in soup(site / "index.html").select(".card a")]
+    assert hrefs == ["%C3%89t%C3%A9%202024/"]
+    assert crawl(site).broken == []
+
+
+def test_index_html_links_for_file_browsing(small_tree, tmp_path):
+    site = tmp_path / "site"
+    build_site(small_tree, site, "-c", str(_config(tmp_path, '[pages]\nlinks = "index.html"\n')))
+    for page in site.rglob("index.html"):
+        for a in soup(page).select("a[href]"):
+            href = a["href"]
+            if href.startswith(("#", "http")) or "." in href.rsplit("/", 1)[-1]:
+                continue
+            pytest.fail(f"{page}: directory link {href!r} does not end in index.html")
+    assert crawl(site).broken == []
+
+
+def test_nomedia_and_ignore_patterns(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "Keep" / "a.jpg")
+    make_jpeg(src / "Keep" / "b.jpg")
+    make_jpeg(src / "Keep" / "draft.tmp.jpg")
+    make_jpeg(src / "Hidden" / "x.jpg")
+    (src / "Hidden" / ".nomedia").write_text("")
+    (src / "Keep" / ".nomedia").write_text("b.jpg\n")
+    make_jpeg(src / "Scans" / "s.jpg")
+    make_jpeg(src / ".thumbnails" / "t.jpg")
+    make_jpeg(src / "Keep" / ".hidden.jpg")
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(_config(tmp_path, 'ignore = ["*.tmp.jpg", "Scans"]\n')))
+    assert "built 2 albums, 1 photo," in result.stdout
+    assert sorted(p.parent.name for p in site.glob("*/*/index.html")) == ["a"]
+
+
+def test_symlinks_inside_followed_outside_ignored_and_loops_terminate(tmp_path):
+    src = tmp_path / "p"
+    outside = tmp_path / "elsewhere"
+    make_jpeg(outside / "secret.jpg")
+    make_jpeg(src / "A" / "a.jpg")
+    os.symlink(src, src / "A" / "loop")  # a loop back to the root
+    os.symlink(outside, src / "outside-link")
+    os.symlink(src / "A" / "a.jpg", src / "linked.jpg")
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    assert "outside-link: symbolic link points outside the source folder; ignored" in result.stderr
+    assert not any("secret" in str(p) for p in site.rglob("*"))
+    assert (site / "linked" / "index.html").is_file()
+    assert (site / "a" / "a" / "index.html").is_file()
+
+
+def test_hostile_metadata_and_names_are_escaped(tmp_path):
+    src = tmp_path / "p"
+    evil = "<script>alert(1)</script>"
+    a = make_jpeg(src / "<b>bold" / "x.jpg", description=evil, make="<i>Make</i>", model='"><img src=x onerror=alert(2)>')
+    add_xmp(a, **{"dc:title": "&lt;script&gt;alert(3)&lt;/script&gt;"})
+    make_jpeg(src / "<b>bold" / "<img src=x onerror=alert(4)>.jpg")
+    (src / "<b>bold" / "index.md").write_text(f"Title: {evil}\n\n<script>alert(5)</script> text\n")
+    site = tmp_path / "site"
+    build_site(src, site)
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        assert "<script>alert" not in text, page
+        assert "<img src=x" not in text, page
+        assert "<b>bold" not in text, page
+    album = next(site.glob("b-bold/index.html"))
+    assert soup(album).h1.get_text() == evil
+    photo = soup(site / "b-bold" / "x" / "index.html")
+    assert photo.select_one(".photo-caption h1").get_text() == "<script>alert(3)</script>"
+    assert photo.select_one(".description").get_text().strip() == evil
+
+
+def test_pagination_and_up_links(tmp_path):
+    src = tmp_path / "p"
+    for i in range(1, 8):
+        make_jpeg(src / "Big" / f"p{i}.jpg", date=f"2024:01:0{i} 00:00:00")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, "[pages]\npage_size = 3\n")))
+    assert grid_slugs(site / "big" / "index.html") == ["p1", "p2", "p3"]
+    assert grid_slugs(site / "big" / "page" / "2" / "index.html") == ["p4", "p5", "p6"]
+    assert grid_slugs(site / "big" / "page" / "3" / "index.html") == ["p7"]
+    up = soup(site / "big" / "p5" / "index.html").select_one(".photo-nav a.up")["href"]
+    assert up == "../page/2/#p5"
+    pag = soup(site / "big" / "page" / "2" / "index.html").select_one(".pagination")
+    assert pag.select_one("a[rel=prev]")["href"] == "../../"
+    assert pag.select_one("a[rel=next]")["href"] == "../3/"
+    assert crawl(site).broken == []
+
+
+def test_strict_turns_skips_into_failure(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "ok.jpg")
+    (src / "broken.jpg").write_text("this is text")
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    assert "skipped: broken.jpg: not a valid JPG file" in result.stderr
+    assert "1 skipped" in result.stdout
+    result = build_site(src, tmp_path / "site2", "--strict", expect=1)
+    assert "--strict" in result.stderr
+
+
+def test_camera_details_are_configurable_and_gps_hidden_by_default(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "g.jpg", make="NIKON CORPORATION", model="NIKON D70", gps=(48.8584, 2.2945))
+    site = tmp_path / "site"
+    build_site(src, site)
+    page = soup(site / "g" / "index.html")
+    text = page.select_one("dl.exif").get_text(" ", strip=True)
+    assert "NIKON D70" in text and "CORPORATION" not in text
+    assert "48.858" not in page.decode()
+    site2 = tmp_path / "site2"
+    build_site(src, site2, "-c", str(_config(tmp_path, '[pages]\nexif = ["gps"]\n')))
+    page = soup(site2 / "g" / "index.html")
+    assert "NIKON" not in page.select_one("dl.exif").get_text()
+    assert "48.85840, 2.29450" in page.select_one("dl.exif").get_text()
+
+
+def test_parallel_build_isolates_a_bad_file(tmp_path):
+    src = tmp_path / "p"
+    for i in range(4):
+        make_jpeg(src / f"ok{i}.jpg", size=(300, 200))
+    good = (src / "ok0.jpg").read_bytes()
+    (src / "truncated.jpg").write_bytes(good[: len(good) // 2])
+    site = tmp_path / "site"
+    result = run_cli("build", str(src), "-o", str(site), "-j", "2")
+    assert result.exit_code == 0, result.output
+    assert "skipped: truncated.jpg: cannot decode image" in result.stderr
+    assert "4 photos" in result.stdout and "1 skipped" in result.stdout
+    assert not (site / "truncated").exists() or not list((site / "truncated").glob("*.jpg"))
+    assert crawl(site).broken == []

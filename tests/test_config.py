@@ -1,0 +1,99 @@
+"""Config validation: every problem at once, with key, expectation and a did-you-mean hint."""
+
+from __future__ import annotations
+
+import pytest
+
+from albumen.config import load_config, validate_config
+from albumen.errors import ConfigError
+
+
+def problems_of(data: dict) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        validate_config(data, path="albumen.toml")
+    return info.value.problems
+
+
+def test_defaults_need_no_file(tmp_path):
+    loaded = load_config(cwd=tmp_path)
+    assert loaded.path is None
+    assert loaded.config.images.formats == ("jpeg",)
+    assert loaded.config.thumbnails.style == "justified"
+
+
+def test_unknown_keys_get_did_you_mean_hints():
+    problems = problems_of({"titel": "x", "images": {"qualty": 80}, "quality": 80})
+    assert "titel: unknown setting; did you mean 'title'?" in problems
+    assert "images.qualty: unknown setting; did you mean 'images.quality'?" in problems
+    assert "quality: unknown setting; did you mean 'images.quality'?" in problems
+
+
+def test_all_problems_reported_at_once_with_expectations():
+    problems = problems_of(
+        {
+            "url": "ftp://example.org",
+            "timezone": "Mars/Olympus",
+            "language": "de",
+            "images": {"quality": 101, "formats": ["jpeg", "gif"], "sizes": [], "keep_metadata": "yes"},
+            "thumbnails": {"style": "round"},
+            "sort": {"media": "- date"},
+        }
+    )
+    assert problems == [
+        "url: expected an absolute http(s) address such as 'https://photos.example.org/', got 'ftp://example.org'",
+        "timezone: expected a time zone name such as 'Europe/Paris' or 'UTC', got 'Mars/Olympus'",
+        "language: expected one of 'en', 'fr', got a string ('de')",
+        "images.quality: expected an integer from 1 to 100, got an integer (101)",
+        "images.formats: 'gif' is not one of jpeg, webp, avif",
+        "images.sizes: expected at least one size, got a list ([])",
+        "images.keep_metadata: expected true or false, got a string ('yes')",
+        "thumbnails.style: expected one of 'justified', 'square', got a string ('round')",
+        "sort.media: expected 'date', 'name', 'title' or a sidecar key, optionally prefixed by '-', got '- date'",
+    ]
+
+
+def test_booleans_are_not_integers():
+    assert problems_of({"images": {"quality": True}}) == [
+        "images.quality: expected an integer from 1 to 100, got a boolean (True)"
+    ]
+
+
+def test_section_must_be_a_table():
+    assert problems_of({"images": 3}) == ["images: expected a table ([images]), got an integer (3)"]
+
+
+def test_url_gets_trailing_slash():
+    assert validate_config({"url": "https://photos.example.org/trips"}).url == "https://photos.example.org/trips/"
+
+
+def test_invalid_toml_names_file_and_position(tmp_path):
+    path = tmp_path / "albumen.toml"
+    path.write_text('title = "unterminated\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path)
+    text = str(info.value)
+    assert str(path) in text and "invalid TOML" in text and "line 1" in text
+
+
+def test_relative_paths_resolve_against_the_config_folder(tmp_path):
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    (folder / "albumen.toml").write_text('source = "photos"\noutput = "../site"\n', encoding="utf-8")
+    loaded = load_config(folder / "albumen.toml", cwd=tmp_path)
+    assert loaded.resolve(loaded.config.source) == (folder / "photos").resolve()
+    assert loaded.resolve(loaded.config.output) == (tmp_path / "site").resolve()
+
+
+def test_config_only_looked_for_in_current_directory(tmp_path):
+    (tmp_path / "albumen.toml").write_text('title = "Parent"\n', encoding="utf-8")
+    child = tmp_path / "child"
+    child.mkdir()
+    assert load_config(cwd=child).config.title == ""
+    assert load_config(cwd=tmp_path).config.title == "Parent"
+
+
+def test_overrides_apply_after_validation_rules(tmp_path):
+    loaded = load_config(cwd=tmp_path, overrides={"images.quality": 70})
+    assert loaded.config.images.quality == 70
+    with pytest.raises(ConfigError):
+        load_config(cwd=tmp_path, overrides={"images.quality": 0})

@@ -1,0 +1,114 @@
+"""Pure pieces of the scan: content sniffing, dates, sidecar parsing, natural order."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from albumen.scan.arrange import natural_key, sort_items
+from albumen.scan.dates import date_from_filename, parse_date_value, parse_exif_datetime
+from albumen.scan.sidecar import meta_bool, meta_list, parse_sidecar_text, render_markdown
+from albumen.scan.sniff import sniff_bytes
+
+JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 60
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 56
+
+
+def ftyp(major: bytes, *compatible: bytes) -> bytes:
+    body = major + b"\x00\x00\x00\x00" + b"".join(compatible)
+    return (8 + len(body)).to_bytes(4, "big") + b"ftyp" + body + b"\x00" * 16
+
+
+def test_sniff_by_content_not_extension():
+    assert sniff_bytes(JPEG, ".png").format == "jpeg"
+    assert sniff_bytes(PNG, ".JPG").format == "png"
+    assert sniff_bytes(ftyp(b"heic", b"mif1", b"heic"), ".jpg").format == "heif"
+    assert sniff_bytes(ftyp(b"avif", b"mif1", b"avif"), ".avif").format == "avif"
+    assert sniff_bytes(ftyp(b"mif1", b"avif", b"miaf"), ".avif").format == "avif"
+    assert sniff_bytes(ftyp(b"isom", b"iso2", b"mp41"), ".mp4").kind == "video"
+    assert sniff_bytes(ftyp(b"qt  "), ".MOV").kind == "video"
+    assert sniff_bytes(b"\x1a\x45\xdf\xa3" + b"\x00" * 60, ".webm").kind == "video"
+    assert sniff_bytes(JPEG, "").kind == "image"  # no extension at all
+
+
+def test_sniff_reports_media_lookalikes_and_ignores_the_rest():
+    assert sniff_bytes(b"hello world, not a picture", ".jpg").kind == "broken"
+    assert sniff_bytes(b"", ".jpg").reason == "empty file (0 bytes)"
+    assert sniff_bytes(b"", ".txt").kind is None
+    assert sniff_bytes(b"hello", ".txt").kind is None
+    assert sniff_bytes(b"<?xml version='1.0'?><x:xmpmeta/>", ".xmp").kind is None
+    assert sniff_bytes(b"II*\x00" + b"\x00" * 60, ".NEF").kind == "raw"
+    assert sniff_bytes(b"8BPS" + b"\x00" * 60, ".psd").reason == "unsupported format: Photoshop document"
+
+
+def test_exif_dates_keep_offsets_and_refuse_placeholders():
+    assert parse_exif_datetime("2024:07:01 12:34:56", "+02:00") == datetime(
+        2024, 7, 1, 12, 34, 56, tzinfo=timezone(timedelta(hours=2))
+    )
+    assert parse_exif_datetime("2024:07:01 12:34:56").tzinfo is None
+    assert parse_exif_datetime("0000:00:00 00:00:00") is None
+    assert parse_exif_datetime("    :  :     :  :  ") is None
+    assert parse_exif_datetime("2024:02:30 10:00:00") is None
+
+
+def test_dates_from_file_names():
+    assert date_from_filename("IMG_20240701_123456") == datetime(2024, 7, 1, 12, 34, 56)
+    assert date_from_filename("PXL_20231224_181502123") == datetime(2023, 12, 24, 18, 15, 2)
+    assert date_from_filename("2024-07-01 12.34.56") == datetime(2024, 7, 1, 12, 34, 56)
+    assert date_from_filename("IMG-20240701-WA0001") == datetime(2024, 7, 1)
+    assert date_from_filename("DSC_1234") is None
+    assert date_from_filename("IMG_20241301_000000") is None
+
+
+def test_sidecar_dates():
+    assert parse_date_value("2024-07-01") == datetime(2024, 7, 1)
+    assert parse_date_value("2024-07-01 10:30") == datetime(2024, 7, 1, 10, 30)
+    assert parse_date_value("2024-07-01T10:30:00Z").utcoffset() == timedelta(0)
+    assert parse_date_value("not a date") is None
+
+
+def test_sigal_style_header():
+    meta, body = parse_sidecar_text("Title: Summer\nTags: sea,\n    sun\nPrivate: true\n\nHello *world*\n")
+    assert meta["title"] == "Summer"
+    assert meta_list(meta, "tags") == ("sea", "sun")
+    assert meta_bool(meta, "private") is True
+    assert body.strip() == "Hello *world*"
+
+
+def test_yaml_front_matter():
+    meta, body = parse_sidecar_text("---\ntitle: Trip\ndate: 2024-07-01\ntags: [a, b]\n---\nBody text\n")
+    assert meta["title"] == "Trip"
+    assert parse_date_value(meta["date"]) == datetime(2024, 7, 1)
+    assert meta_list(meta, "tags") == ("a", "b")
+    assert body == "Body text\n"
+
+
+def test_broken_yaml_is_reported_not_fatal():
+    notes: list[str] = []
+    meta, _ = parse_sidecar_text("---\ntitle: [unclosed\n---\nbody\n", "a.md", notes)
+    assert meta == {}
+    assert notes and "a.md: invalid YAML front matter ignored" in notes[0]
+
+
+def test_markdown_without_raw_html():
+    html = render_markdown("<script>alert(1)</script> and [x](javascript:alert(1)) **bold**")
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert 'href="javascript' not in html
+    assert "<strong>bold</strong>" in html
+
+
+def test_natural_order():
+    names = ["IMG_10.jpg", "img_2.jpg", "IMG_1.jpg", "a.jpg"]
+    assert sorted(names, key=natural_key) == ["a.jpg", "IMG_1.jpg", "img_2.jpg", "IMG_10.jpg"]
+
+
+def test_sort_keeps_missing_values_last_both_ways():
+    class Item:
+        def __init__(self, name, value):
+            self.name, self.value = name, value
+
+    def key(field, item):
+        return (item.value is None, item.value or 0, item.name)
+
+    items = [Item("a", 2), Item("b", None), Item("c", 1)]
+    assert [i.name for i in sort_items(items, "v", key)] == ["c", "a", "b"]
+    assert [i.name for i in sort_items(items, "-v", key)] == ["a", "c", "b"]
