@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site, crawl, make_exif, make_jpeg, make_png, run_cli, soup, tree_digest
+from conftest import build_site, crawl, make_jpeg, make_png, run_cli, soup, tree_digest
 
 
 def photo_times(site: Path, album_dir: str) -> dict[str, str]:

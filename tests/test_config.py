@@ -97,3 +97,14 @@ def test_overrides_apply_after_validation_rules(tmp_path):
     assert loaded.config.images.quality == 70
     with pytest.raises(ConfigError):
         load_config(cwd=tmp_path, overrides={"images.quality": 0})
+
+
+def test_settings_doc_is_generated_from_the_declarations():
+    from pathlib import Path
+
+    from albumen.config.docs import settings_markdown
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "SETTINGS.md"
+    assert doc.read_text(encoding="utf-8") == settings_markdown(), (
+        "docs/SETTINGS.md is stale: python -m albumen.config.docs > docs/SETTINGS.md"
+    )

@@ -55,7 +55,14 @@ class RichReporter:
 
     def __init__(self, verbosity: int) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self.console = Console(stderr=False)
         self.verbosity = verbosity

@@ -6,7 +6,14 @@ import posixpath
 from pathlib import Path
 from urllib.parse import quote
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, pass_context, select_autoescape
+from jinja2 import (
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    pass_context,
+    select_autoescape,
+)
 
 from .i18n import format_date, format_date_range, format_datetime, gettext_for
 

@@ -132,7 +132,7 @@ class ViewBuilder:
         self.album_views[album.src_uri] = view
         media = [gallery.media[m] for m in album.media]
         views = [self._media_view(m, i + 1, len(media), view) for i, m in enumerate(media)]
-        for prev, nxt in zip(views, views[1:]):
+        for prev, nxt in zip(views, views[1:], strict=False):
             prev.next, nxt.prev = nxt, prev
         view.media = views
         if album.cover:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ..model import Album, Gallery, Media
 from .sidecar import meta_text
 
 _DIGITS = re.compile(r"(\d+)")
-_EPOCH = datetime(1, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 
 
 def natural_key(text: str) -> tuple:

@@ -7,7 +7,7 @@ configured zone (default: the build machine's).
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
 
 _OFFSET_RE = re.compile(r"^([+-])(\d{2}):?(\d{2})$")
@@ -23,7 +23,7 @@ def get_timezone(name: str) -> tzinfo:
     if name:
         return ZoneInfo(name)
     local = datetime.now().astimezone().tzinfo
-    return local or timezone.utc
+    return local or UTC
 
 
 def localize(value: datetime, tz: tzinfo) -> datetime:

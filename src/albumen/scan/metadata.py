@@ -66,8 +66,8 @@ def read_image(abs_src_path: str, fmt: str, max_pixels: int) -> tuple[MediaInfo,
                 raise ProcessingError(f"image has no pixels ({width}x{height})")
             if width * height > max_pixels:
                 raise ProcessingError(
-                    f"image is {width}x{height} ({width * height / 1e6:.0f} megapixels), over the limit of "
-                    f"{max_pixels / 1e6:.0f} megapixels (images.max_pixels): refused as a possible decompression bomb"
+                    f"image is {width}x{height} ({pixel_count(width * height)}), over the limit of "
+                    f"{pixel_count(max_pixels)} (images.max_pixels): refused as a possible decompression bomb"
                 )
             frames = _frame_count(im, fmt)
             exif = _safe(im.getexif) or Image.Exif()
@@ -86,12 +86,16 @@ def read_image(abs_src_path: str, fmt: str, max_pixels: int) -> tuple[MediaInfo,
     return info, embedded, notes
 
 
+def pixel_count(n: int) -> str:
+    return f"{n / 1e6:,.1f} megapixels" if n >= 1_000_000 else f"{n:,} pixels"
+
+
 def _bomb_reason(exc: Exception, max_pixels: int) -> str:
     match = re.search(r"\((\d+) pixels\)", str(exc))
-    claimed = f"the header claims {int(match.group(1)) / 1e6:,.0f} megapixels" if match else str(exc)
+    claimed = f"the header claims {pixel_count(int(match.group(1)))}" if match else str(exc)
     return (
-        f"refused as a possible decompression bomb: {claimed}, over the limit of "
-        f"{max_pixels / 1e6:,.0f} megapixels (images.max_pixels)"
+        f"{claimed}, over the limit of {pixel_count(max_pixels)} (images.max_pixels): "
+        "refused as a possible decompression bomb"
     )
 
 

@@ -1,0 +1,62 @@
+"""Documentation generated from the setting declarations: the settings table and an annotated config.
+
+Regenerate docs/SETTINGS.md with:  python -m albumen.config.docs > docs/SETTINGS.md
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from .schema import SECTIONS, iter_settings
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value:_}" if value >= 100_000 else str(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def settings_markdown() -> str:
+    lines = [
+        "# Settings",
+        "",
+        "Every key of `albumen.toml`, its default and what it does. Generated from the code that",
+        "validates them (`python -m albumen.config.docs > docs/SETTINGS.md`).",
+        "",
+        "| key | default | meaning |",
+        "| --- | --- | --- |",
+    ]
+    for key, f in iter_settings():
+        doc = f.metadata.get("doc", "").replace("|", "\\|")
+        choices = f.metadata.get("choices") or f.metadata.get("item_choices")
+        if choices:
+            doc += " Allowed: " + ", ".join(f"`{c}`" for c in choices) + "."
+        lines.append(f"| `{key}` | `{_toml_value(f.default)}` | {doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def annotated_toml() -> str:
+    """Every setting with its default, commented out, under its section."""
+    out = ["# albumen.toml: every setting with its default. Uncomment what you change.", ""]
+    current = ""
+    for key, f in iter_settings():
+        section, _, name = key.rpartition(".")
+        if section != current:
+            current = section
+            out += ["", f"[{section}]"]
+            section_doc = SECTIONS[section].__doc__
+            if section_doc and not section_doc.startswith(SECTIONS[section].__name__):
+                out.append(f"# {section_doc.strip()}")
+        for line in textwrap.wrap(f.metadata.get("doc", ""), 96):
+            out.append(f"# {line}")
+        out.append(f"# {name} = {_toml_value(f.default)}")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    print(settings_markdown(), end="")

@@ -1,0 +1,228 @@
+"""Produced images, checked by decoding them: size, orientation, colour, format and metadata."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+import pyvips
+from PIL import Image, ImageCms
+
+from conftest import build_site, make_jpeg, make_png, soup
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg" / "albumen.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def outputs(site: Path, page_dir: str) -> dict[str, Path]:
+    """Derivatives of one photo, keyed 'thumb', '640w', ... (plus format suffix for non-JPEG)."""
+    out = {}
+    for f in (site / page_dir).iterdir():
+        if f.name == "index.html":
+            continue
+        parts = f.name.split(".")
+        tag, ext = parts[-3], parts[-1]
+        out[tag if ext in ("jpg",) else f"{tag}.{ext}"] = f
+    return out
+
+
+def test_orientation_applied_to_pixels(tmp_path):
+    src = tmp_path / "p"
+    # stored landscape 80x60 with a white block top-left; EXIF 6 means "rotate 90° clockwise to display"
+    make_jpeg(src / "rot.jpg", size=(80, 60), orientation=6)
+    site = tmp_path / "site"
+    build_site(src, site)
+    files = outputs(site, "rot")
+    with Image.open(files["thumb"]) as im:
+        assert im.size == (60, 80)  # portrait
+        assert im.getexif().get(0x0112) in (None, 1)
+        rgb = im.convert("RGB")
+        assert min(rgb.getpixel((im.width - 3, 3))) > 200  # white block now top-right
+        assert rgb.getpixel((3, 3))[1] < 100  # red elsewhere
+    page = soup(site / "rot" / "index.html").select_one("img.photo-image")
+    assert (page["width"], page["height"]) == ("60", "80")
+
+
+def test_sizes_by_long_edge_and_never_upscaled(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "big.jpg", size=(3000, 2000))
+    make_jpeg(src / "tall.jpg", size=(1000, 2500))
+    make_jpeg(src / "tiny.jpg", size=(64, 48))
+    site = tmp_path / "site"
+    build_site(src, site)
+    big = {k: Image.open(v).size for k, v in outputs(site, "big").items()}
+    assert big == {"thumb": (480, 320), "640w": (640, 427), "1024w": (1024, 683), "1600w": (1600, 1067),
+                   "2048w": (2048, 1365)}
+    tall = {k: Image.open(v).size for k, v in outputs(site, "tall").items()}
+    assert tall == {"thumb": (128, 320), "256w": (256, 640), "410w": (410, 1024), "640w": (640, 1600),
+                    "819w": (819, 2048)}  # 2048 px on the long edge at most
+    tiny = {k: Image.open(v).size for k, v in outputs(site, "tiny").items()}
+    assert tiny == {"thumb": (64, 48), "64w": (64, 48)}
+    srcset = soup(site / "big" / "index.html").select_one("img.photo-image")["srcset"]
+    assert [part.split()[1] for part in srcset.split(", ")] == ["640w", "1024w", "1600w", "2048w"]
+
+
+def test_quality_and_size_settings_apply(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "a.jpg", size=(1200, 800))
+    low, high = tmp_path / "low", tmp_path / "high"
+    build_site(src, low, "-c", str(_config(tmp_path, "[images]\nquality = 30\nsizes = [500]\n")))
+    build_site(src, high, "-c", str(_config(tmp_path, "[images]\nquality = 95\nsizes = [500]\n[thumbnails]\nheight = 100\n")))
+    lo, hi = outputs(low, "a"), outputs(high, "a")
+    assert Image.open(lo["500w"]).size == (500, 333)
+    assert lo["500w"].stat().st_size < hi["500w"].stat().st_size
+    assert Image.open(hi["thumb"]).size == (150, 100)
+
+
+def test_modern_formats_in_picture_with_jpeg_fallback(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "a.jpg", size=(900, 600))
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, '[images]\nformats = ["webp", "avif"]\nsizes = [400, 800]\n')))
+    files = outputs(site, "a")
+    assert Image.open(files["400w.webp"]).format == "WEBP"
+    assert Image.open(files["800w.avif"]).format == "AVIF"
+    assert Image.open(files["800w.avif"]).size == (800, 533)
+    picture = soup(site / "a" / "index.html").select_one(".photo-frame picture")
+    types = [s["type"] for s in picture.select("source")]
+    assert types == ["image/avif", "image/webp"]
+    assert picture.img["src"].endswith(".jpg")
+
+
+def test_published_images_drop_gps_and_serials_but_keep_credit(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "g.jpg", size=(800, 600), gps=(45.1, 6.1), serial="SN123456", artist="Ann Example",
+              copyright="(c) Ann Example", date="2024:01:01 10:00:00")
+    site = tmp_path / "site"
+    build_site(src, site)
+    for f in outputs(site, "g").values():
+        exif = Image.open(f).getexif()
+        assert not exif.get_ifd(0x8825), f
+        assert 0xA431 not in exif.get_ifd(0x8769)
+        assert exif.get(0x013B) == "Ann Example"
+        assert exif.get(0x8298) == "(c) Ann Example"
+        assert b"SN123456" not in f.read_bytes()
+    kept = tmp_path / "kept"
+    build_site(src, kept, "-c", str(_config(tmp_path, "[images]\nkeep_metadata = true\n")))
+    exif = Image.open(outputs(kept, "g")["640w"]).getexif()
+    assert exif.get_ifd(0x8825).get(1) == "N"
+    assert exif.get(0x0112) in (None, 1)
+
+
+def test_originals_are_copied_without_location(tmp_path):
+    src = tmp_path / "p"
+    original = make_jpeg(src / "IMG_7.JPG", size=(300, 200), gps=(45.1, 6.1), artist="Ann")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    link = soup(site / "img-7" / "index.html").select_one("a.download")
+    assert link["download"] == "IMG_7.JPG"
+    published = site / "img-7" / link["href"]
+    with Image.open(published) as im, Image.open(original) as orig:
+        assert not im.getexif().get_ifd(0x8825)
+        assert im.getexif().get(0x013B) == "Ann"
+        assert im.tobytes() == orig.tobytes()  # same pixels: copied, not re-encoded
+    assert Image.open(original).getexif().get_ifd(0x8825)  # the source is untouched
+
+
+def test_display_p3_is_kept_and_other_profiles_become_srgb(tmp_path):
+    src = tmp_path / "p"
+    src.mkdir()
+    base = pyvips.Image.black(120, 80).new_from_image([200, 40, 40]).copy(interpretation="srgb").cast("uchar")
+    base.icc_transform("p3").jpegsave(str(src / "p3.jpg"), Q=95, keep="icc")
+    # A non-sRGB profile that is not P3: libvips' built-in CMYK, as a CMYK JPEG
+    base.icc_transform("cmyk").jpegsave(str(src / "cmyk.jpg"), Q=95, keep="icc")
+    site = tmp_path / "site"
+    build_site(src, site)
+    with Image.open(outputs(site, "p3")["thumb"]) as im:
+        icc = im.info.get("icc_profile")
+        assert icc, "P3 profile dropped"
+        assert "P3" in ImageCms.ImageCmsProfile(io.BytesIO(icc)).profile.profile_description
+    with Image.open(outputs(site, "cmyk")["thumb"]) as im:
+        assert im.mode == "RGB"
+        assert not im.info.get("icc_profile")
+        r, g, b = im.getpixel((60, 40))
+        assert r > 150 and g < 110 and b < 110  # still red after conversion to sRGB
+
+
+def test_transparency_is_flattened_on_white_for_jpeg(tmp_path):
+    src = tmp_path / "p"
+    make_png(src / "clear.png", size=(50, 40), color=(0, 0, 0, 0))
+    site = tmp_path / "site"
+    build_site(src, site)
+    with Image.open(outputs(site, "clear")["thumb"]) as im:
+        assert im.mode == "RGB" and min(im.getpixel((25, 20))) > 245
+
+
+def test_square_thumbnails_and_extreme_aspects(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "wide.jpg", size=(2400, 100))
+    make_jpeg(src / "strip.jpg", size=(30, 600))
+    site = tmp_path / "site"
+    build_site(src, site)
+    assert Image.open(outputs(site, "wide")["thumb"]).size == (300, 100)  # capped at 3:1
+    assert Image.open(outputs(site, "strip")["thumb"]).size == (30, 90)
+    square = tmp_path / "square"
+    build_site(src, square, "-c", str(_config(tmp_path, '[thumbnails]\nstyle = "square"\nheight = 64\n')))
+    assert Image.open(outputs(square, "wide")["thumb"]).size == (64, 64)
+    assert Image.open(outputs(square, "strip")["thumb"]).size == (30, 30)
+    assert "grid-square" in soup(square / "index.html").body["class"]
+
+
+def test_animated_gif_stays_animated(tmp_path):
+    src = tmp_path / "p"
+    src.mkdir()
+    frames = [Image.new("RGB", (60, 40), (i * 60, 255 - i * 60, 0)) for i in range(4)]
+    frames[0].save(src / "anim.gif", save_all=True, append_images=frames[1:], duration=100, loop=0)
+    site = tmp_path / "site"
+    build_site(src, site)
+    files = outputs(site, "anim")
+    with Image.open(files["60w.gif"]) as im:
+        assert im.n_frames == 4 and im.size == (60, 40)
+    assert Image.open(files["thumb"]).format == "JPEG"
+
+
+def test_decompression_bomb_limit_is_configurable(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "big.jpg", size=(400, 300))
+    make_jpeg(src / "ok.jpg", size=(40, 30))
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(_config(tmp_path, "[images]\nmax_pixels = 10000\n")))
+    assert ("skipped: big.jpg: the header claims 120,000 pixels, over the limit of 10,000 pixels "
+            "(images.max_pixels): refused as a possible decompression bomb") in result.stderr
+
+
+def test_placeholders_are_inlined(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "a.jpg", size=(300, 200), color=(10, 200, 10))
+    site = tmp_path / "site"
+    build_site(src, site)
+    tile = soup(site / "index.html").select_one(".grid li")
+    style = tile["style"]
+    colour = style.split("background-color:")[1].split(";")[0]
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    assert g > 150 and r < 100
+    uri = style.split("url(")[1].split(")")[0]
+    assert uri.startswith("data:image/png;base64,") and len(uri) < 600
+    import base64
+
+    with Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))) as im:
+        assert max(im.size) <= 8
+
+
+@pytest.mark.parametrize("orientation", [2, 3, 4, 5, 7, 8])
+def test_every_orientation_matches_pillow(tmp_path, orientation):
+    from PIL import ImageChops, ImageOps, ImageStat
+
+    src = tmp_path / "p"
+    path = make_jpeg(src / "o.jpg", size=(96, 64), orientation=orientation)
+    site = tmp_path / "site"
+    build_site(src, site)
+    produced = Image.open(outputs(site, "o")["96w" if orientation < 5 else "64w"]).convert("RGB")
+    expected = ImageOps.exif_transpose(Image.open(path)).convert("RGB")
+    assert produced.size == expected.size
+    assert max(ImageStat.Stat(ImageChops.difference(produced, expected)).mean) < 8
