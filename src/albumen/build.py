@@ -1,44 +1,38 @@
 """The one place that runs the stages in order.
 
 load_config -> scan_source -> plan_site -> run_jobs -> render_pages -> write (sink)
+
+Incremental by construction: unchanged files are not re-read (stat fingerprint in
+the cache), derivatives whose content+recipe-named file exists are not re-made,
+pages whose fingerprint is unchanged are not re-rendered, and files are written
+only when their bytes change. Stale outputs (and only files Albumen wrote) are
+removed at the end, so an interrupted build still leaves every page's references
+in place.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
+from .cache import BuildCache, default_cache_dir
 from .config import LoadedConfig
 from .errors import SourceError, UsageError
+from .fsutil import TMP_PREFIX
 from .model import Gallery, Skipped
+from .pool import WorkerPool
 from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_site
 from .process.specs import ImageJob, JobResult, Placeholder
-from .render.pages import RenderContext, folder_index_pages, render_pages, static_files
+from .render.pages import RenderContext, SiteRenderer, folder_index_pages
+from .report import QuietReporter, Reporter
 from .scan import arrange_gallery, scan_source
 from .write import DiskSink
 
-
-class Reporter(Protocol):
-    """How a build talks to its user. The CLI gives a progress bar on terminals, plain lines otherwise."""
-
-    def phase(self, name: str, total: int | None = None) -> None: ...
-    def advance(self, detail: str = "") -> None: ...
-    def note(self, text: str) -> None: ...
-
-
-class QuietReporter:
-    def phase(self, name: str, total: int | None = None) -> None:
-        pass
-
-    def advance(self, detail: str = "") -> None:
-        pass
-
-    def note(self, text: str) -> None:
-        pass
+__all__ = ["BuildOptions", "BuildReport", "Reporter", "build", "check_paths"]
 
 
 @dataclass
@@ -48,12 +42,14 @@ class BuildOptions:
     jobs: int = 0  # 0: all cores
     strict: bool = False
     force: bool = False
+    force_albums: tuple[str, ...] = ()  # glob patterns of album paths to redo
 
 
 @dataclass
 class BuildReport:
     source: Path
     output: Path
+    cache: Path | None = None
     albums: int = 0
     photos: int = 0
     videos: int = 0
@@ -62,8 +58,10 @@ class BuildReport:
     warnings: list[str] = field(default_factory=list)
     derivatives_made: int = 0
     images_processed: int = 0
+    files_read: int = 0
+    pages_rendered: int = 0
     pages_written: int = 0
-    pages_unchanged: int = 0
+    stale_removed: int = 0
     seconds: float = 0.0
 
     @property
@@ -114,71 +112,134 @@ def build(loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None
     theme = loaded.resolve(config.theme)
     if theme is not None and not (theme / "templates").is_dir() and not (theme / "static").is_dir():
         raise UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme' setting")
-    report = BuildReport(source=source, output=output)
+    cache_dir = default_cache_dir(source, output, loaded.resolve(config.cache_dir)).resolve()
+    if _inside(cache_dir, source) or _inside(cache_dir, output):
+        raise UsageError(
+            f"the cache folder {cache_dir} is inside the photo folder or the output",
+            hint="the cache holds private metadata: keep it out of both (cache_dir setting)",
+        )
+    report = BuildReport(source=source, output=output, cache=cache_dir)
+    cache = BuildCache(cache_dir)
+    report.warnings.extend(cache.warnings)
+    try:
+        with WorkerPool(options.jobs or default_jobs()) as pool:
+            _run(loaded, options, reporter, cache, pool, report, theme)
+    finally:
+        cache.close()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report: BuildReport, theme) -> None:
+    config = loaded.config
+    source, output = report.source, report.output
+    output.mkdir(parents=True, exist_ok=True)
+    if cache.get_meta("building") == "1":
+        _remove_temp_files(output)  # the last build was interrupted
+    cache.set_meta("building", "1")
 
     reporter.phase("Scanning")
-    gallery = scan_source(str(source), config, progress=lambda _uri: reporter.advance())
+    gallery = scan_source(str(source), config, cache, reporter, pool)
     plan = plan_site(gallery, config, str(output), str(source))
 
-    output.mkdir(parents=True, exist_ok=True)
-    todo = [job for job in plan.jobs.values() if options.force or not _outputs_exist(job, output)]
+    # -- images ----------------------------------------------------------------
+    known = cache.get_placeholders()
+
+    def forced(uri: str) -> bool:
+        return options.force or _album_forced(gallery.media[uri].album_uri, options)
+
+    todo = [
+        job
+        for uri, job in plan.jobs.items()
+        if forced(uri) or plan.media[uri].thumb.dest_uri not in known or not _outputs_exist(job, output)
+    ]
+    cache.add_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     reporter.phase("Processing images", total=len(todo))
-    workers = options.jobs or default_jobs()
+    fresh: list[tuple[str, str, str]] = []
 
     def on_result(result: JobResult) -> None:
         reporter.advance(result.job_id)
         if not result.ok:
             reporter.note(f"skipped {result.job_id}: {result.error}")
+        elif result.placeholder:
+            fresh.append((plan.media[result.job_id].thumb.dest_uri, result.placeholder.colour, result.placeholder.data_uri))
+            if len(fresh) >= 200:
+                cache.put_placeholders(fresh)
+                fresh.clear()
 
-    results = run_jobs(todo, workers, on_result=on_result)
+    results = run_jobs(todo, pool, on_result=on_result)
+    cache.put_placeholders(fresh)
     report.images_processed = sum(1 for r in results.values() if r.ok)
     report.derivatives_made = sum(len(r.written) for r in results.values())
-    placeholders = _placeholders(plan, results, output)
+    placeholders = _placeholders(plan, results, cache.get_placeholders())
     _drop_failed(gallery, results, config)
 
-    reporter.phase("Writing pages")
-    pages = render_pages(RenderContext(gallery, plan, placeholders, config, theme))
-    statics = {f"{STATIC_DIR}/{name}": path for name, path in static_files(theme).items()}
+    # -- pages ------------------------------------------------------------------
+    renderer = SiteRenderer(RenderContext(gallery, plan, placeholders, config, theme))
+    tasks = renderer.tasks()
+    statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
     derivatives = [spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs]
-    pages += folder_index_pages([p.dest_uri for p in pages] + derivatives + list(statics), config.pages.links)
+    indexes = folder_index_pages([t.dest_uri for t in tasks] + derivatives + list(statics), config.pages.links)
+    current = {t.dest_uri for t in tasks} | set(derivatives) | set(statics) | {p.dest_uri for p in indexes}
+    cache.add_outputs(current)
+
+    old_keys = cache.get_page_keys()
+    stale_tasks = [
+        t for t in tasks
+        if options.force
+        or old_keys.get(t.dest_uri) != t.key
+        or (t.album_uri is not None and _album_forced(t.album_uri, options))
+        or not os.path.exists(os.path.join(output, *t.dest_uri.split("/")))
+    ]
+    reporter.phase("Writing pages", total=len(stale_tasks))
     sink = DiskSink(str(output))
-    for page in pages:
+    new_keys: dict[str, str] = {}
+    for task in stale_tasks:
+        sink.write(task.dest_uri, renderer.render(task).content)
+        new_keys[task.dest_uri] = task.key
+        reporter.advance(task.dest_uri)
+    for page in indexes:
         sink.write(page.dest_uri, page.content)
     for dest_uri, path in statics.items():
         sink.copy(dest_uri, str(path))
+
+    # -- stale outputs: only files this tool recorded, and never outside the output ----------
+    stale = cache.get_outputs() - current
+    report.stale_removed = _remove_stale(output, stale)
+    cache.remove_outputs(stale)
+    cache.set_page_keys(new_keys, remove=[uri for uri in old_keys if uri not in current])
+    cache.keep_placeholders({mp.thumb.dest_uri for mp in plan.media.values()})
+    cache.set_meta("building", None)
 
     report.albums = len(gallery.albums)
     report.photos = sum(1 for m in gallery.media.values() if m.kind == "image")
     report.videos = sum(1 for m in gallery.media.values() if m.kind == "video")
     report.ignored = gallery.ignored
     report.skipped = sorted(gallery.skipped, key=lambda s: s.src_uri)
-    report.warnings = gallery.warnings + plan.warnings
+    report.warnings += gallery.warnings + plan.warnings
+    report.pages_rendered = len(stale_tasks)
     report.pages_written = len(sink.written)
-    report.pages_unchanged = sink.unchanged
-    report.seconds = time.perf_counter() - started
-    return report
+
+
+def _album_forced(album_uri: str, options: BuildOptions) -> bool:
+    """--force-album GLOB matches album paths relative to the source ('' is the top album)."""
+    return any(fnmatch.fnmatchcase(album_uri, g) for g in options.force_albums)
 
 
 def _outputs_exist(job: ImageJob, output: Path) -> bool:
     return all(os.path.exists(os.path.join(output, *spec.dest_uri.split("/"))) for spec in job.outputs)
 
 
-def _placeholders(plan: SitePlan, results: dict[str, JobResult], output: Path) -> dict[str, Placeholder]:
-    """Placeholders from this run's results, else recomputed from the existing thumbnail."""
+def _placeholders(plan: SitePlan, results: dict[str, JobResult], cached: dict[str, tuple[str, str]]):
+    """Placeholders from this run's results, else from the cache (keyed by thumbnail name)."""
     out: dict[str, Placeholder] = {}
     for uri, media_plan in plan.media.items():
         result = results.get(uri)
-        if result is not None:
-            if result.ok and result.placeholder:
-                out[uri] = result.placeholder
-            continue
-        thumb = os.path.join(output, *media_plan.thumb.dest_uri.split("/"))
-        try:
-            from .process.engine import make_placeholder, pyvips
-
-            out[uri] = make_placeholder(pyvips.Image.new_from_file(thumb))
-        except Exception:
-            pass
+        if result is not None and result.ok and result.placeholder:
+            out[uri] = result.placeholder
+        elif media_plan.thumb.dest_uri in cached:
+            colour, data_uri = cached[media_plan.thumb.dest_uri]
+            out[uri] = Placeholder(colour, data_uri)
     return out
 
 
@@ -190,3 +251,38 @@ def _drop_failed(gallery: Gallery, results: dict[str, JobResult], config) -> Non
         gallery.media.pop(result.job_id, None)
         gallery.skipped.append(Skipped(result.job_id, result.error or "processing failed"))
     arrange_gallery(gallery, config.sort.albums, config.sort.media)
+
+
+def _remove_stale(output: Path, stale: set[str]) -> int:
+    removed = 0
+    root = str(output)
+    folders: set[str] = set()
+    for dest_uri in stale:
+        path = os.path.normpath(os.path.join(root, *dest_uri.split("/")))
+        if not path.startswith(root.rstrip(os.sep) + os.sep):
+            continue
+        try:
+            if os.path.isfile(path) and not os.path.islink(path):
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            continue
+        folders.add(os.path.dirname(path))
+    for folder in sorted(folders, key=len, reverse=True):  # deepest first; only folders left empty
+        while folder.startswith(root.rstrip(os.sep) + os.sep):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+            folder = os.path.dirname(folder)
+    return removed
+
+
+def _remove_temp_files(output: Path) -> None:
+    for dirpath, _, names in os.walk(output):
+        for name in names:
+            if name.startswith(TMP_PREFIX):
+                try:
+                    os.unlink(os.path.join(dirpath, name))
+                except OSError:
+                    pass

@@ -15,26 +15,23 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class PlainReporter:
-    """Line-based log for pipes, CI and files."""
+    """Line-based log for pipes, CI and files: one line per phase that did work."""
+
+    DONE = {"Reading metadata": "read {n} new or changed files", "Processing images": "processed {n} images",
+            "Writing pages": "rendered {n} pages"}
 
     def __init__(self, verbosity: int) -> None:
         self.verbosity = verbosity
         self.count = 0
         self.name = ""
-        self.total: int | None = None
 
     def _end_phase(self) -> None:
-        if self.name and self.verbosity >= 1:
-            if self.name == "Scanning":
-                click.echo(f"scanned {self.count} files")
-            elif self.name == "Processing images":
-                click.echo(f"processed {self.count} images")
+        if self.name in self.DONE and self.count and self.verbosity >= 1:
+            click.echo(self.DONE[self.name].format(n=self.count))
 
     def phase(self, name: str, total: int | None = None) -> None:
         self._end_phase()
-        self.name, self.total, self.count = name, total, 0
-        if self.verbosity >= 1 and name != "Scanning":
-            click.echo(f"{name.lower()}" + (f" ({total})" if total is not None else "") + " …")
+        self.name, self.count = name, 0
 
     def advance(self, detail: str = "") -> None:
         self.count += 1
@@ -130,10 +127,12 @@ def main() -> None:
               help=f"Config file (default: ./{CONFIG_NAME} when present).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when any file was skipped or any warning was given.")
-@click.option("--force", is_flag=True, help="Re-make every image even when its outputs exist.")
+@click.option("--force", is_flag=True, help="Redo everything: every image and every page.")
+@click.option("--force-album", "force_albums", multiple=True, metavar="GLOB",
+              help="Redo the albums whose path (relative to SOURCE) matches GLOB, e.g. 'Trips/2024*'. Repeatable.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems and the summary.")
 @click.option("-v", "--verbose", count=True, help="Print every file as it is processed.")
-def build(source, output, config_path, jobs, strict, force, quiet, verbose) -> None:
+def build(source, output, config_path, jobs, strict, force, force_albums, quiet, verbose) -> None:
     """Build the gallery from SOURCE (a folder of photos) into OUTPUT.
 
     \b
@@ -141,6 +140,7 @@ def build(source, output, config_path, jobs, strict, force, quiet, verbose) -> N
       albumen build ~/Pictures/Trips             # writes ./_build
       albumen build ~/Pictures -o ../site        # choose the output folder
       albumen build -c albumen.toml --strict     # source and output from the config; fail on any skip
+      albumen build ~/Pictures --force-album 'Trips/2024*'   # redo some albums from scratch
 
     Exit status: 0 built (skipped files are listed), 1 build failed or --strict found problems,
     2 usage or configuration error (nothing written), 130 interrupted.
@@ -160,7 +160,10 @@ def build(source, output, config_path, jobs, strict, force, quiet, verbose) -> N
                 f"or set source = \"...\" in {CONFIG_NAME}",
             )
         out = output if output is not None else (loaded.resolve(config.output) if loaded.path else Path("_build"))
-        options = BuildOptions(source=src, output=out or Path("_build"), jobs=jobs or 0, strict=strict, force=force)
+        options = BuildOptions(
+            source=src, output=out or Path("_build"), jobs=jobs or 0, strict=strict, force=force,
+            force_albums=tuple(force_albums),
+        )
     except AlbumenError as exc:
         fail(exc)
         return
@@ -196,6 +199,12 @@ def _print_report(report, verbosity: int) -> None:
         click.echo(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
     if report.ignored and verbosity >= 1:
         click.echo(f"ignored {report.ignored} files that are not photos or videos")
+    if verbosity >= 1:
+        click.echo(
+            f"made {report.derivatives_made} derivatives of {report.images_processed} images; "
+            f"rendered {report.pages_rendered} pages, wrote {report.pages_written} files; "
+            f"removed {report.stale_removed} stale files"
+        )
     def plural(n: int, word: str) -> str:
         return f"{n} {word}{'' if n == 1 else 's'}"
 

@@ -128,6 +128,12 @@ class Config:
         "Folder of a theme whose templates/ and static/ files override the default theme file by file.",
         kind="path",
     )
+    cache_dir: str = setting(
+        "",
+        "Folder for the build cache (it must be outside the photo folder and the output). Default: a folder "
+        "per source and output in your user cache folder; the ALBUMEN_CACHE_DIR variable also sets it.",
+        kind="path",
+    )
     ignore: tuple[str, ...] = setting(
         [],
         "Glob patterns of files and folders to leave out, matched against names and paths relative to the source.",

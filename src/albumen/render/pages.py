@@ -18,6 +18,7 @@ from ..process.plan import STATIC_DIR, SitePlan
 from ..process.specs import OutputSpec, Placeholder
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, gettext_for
+from .keys import Fingerprinter, digest
 from .views import (
     AlbumView,
     ImageRef,
@@ -207,85 +208,122 @@ class ViewBuilder:
         return view
 
 
-def render_pages(ctx: RenderContext) -> list[Page]:
-    """Render every page of the site. Raises BuildError when a template is broken."""
-    config = ctx.config
-    dirs = theme_dirs(ctx.theme)
-    env = make_environment(dirs, config.language, config.pages.links, config.url)
-    files = static_files(ctx.theme)
-    builder = ViewBuilder(ctx)
-    builder.build()
-    root = builder.album_views[""]
-    site = SiteView(
-        title=root.title,
-        description=config.description,
-        author=config.author,
-        language=config.language,
-        url=config.url,
-        grid=config.thumbnails.style,
-        thumb_height=config.thumbnails.height,
-        static=_static_urls(files),
-        generator=f"Albumen {__version__}",
-        nav=[Link(builder.gettext("Home"), "")],
-    )
-    pages: list[Page] = []
+@dataclass
+class PageTask:
+    """A page to render: where it goes, with what, and the fingerprint of what it shows."""
 
-    def render(template: str, page: PageView, dest_uri: str, **context) -> None:
+    dest_uri: str
+    template: str
+    page: PageView
+    context: dict
+    key: str
+    album_uri: str | None = None  # the album whose page or photo this is
+
+
+class SiteRenderer:
+    """Builds the views once, lists every page with its key, and renders pages on demand."""
+
+    def __init__(self, ctx: RenderContext) -> None:
+        self.ctx = ctx
+        config = ctx.config
+        dirs = theme_dirs(ctx.theme)
+        self.env = make_environment(dirs, config.language, config.pages.links, config.url)
+        self.static = static_files(ctx.theme)
+        self.builder = ViewBuilder(ctx)
+        self.builder.build()
+        root = self.builder.album_views[""]
+        self.site = SiteView(
+            title=root.title,
+            description=config.description,
+            author=config.author,
+            language=config.language,
+            url=config.url,
+            grid=config.thumbnails.style,
+            thumb_height=config.thumbnails.height,
+            static=_static_urls(self.static),
+            generator=f"Albumen {__version__}",
+            nav=[Link(self.builder.gettext("Home"), "")],
+        )
+        self.prints = Fingerprinter()
+        self.global_key = digest(__version__, _theme_fingerprint(dirs), repr(config), self.prints.data(self.site))
+
+    def _canonical(self, url: str) -> str | None:
+        config = self.ctx.config
+        return absolute_url(config.url, url, config.pages.links) or None
+
+    def tasks(self) -> list[PageTask]:
+        out: list[PageTask] = []
+        config = self.ctx.config
+        fp = self.prints
+        for album in self.builder.album_views.values():
+            count = album.page_count
+            urls = [album.page_url(n) for n in range(1, count + 1)]
+            header = fp.album(album)
+            for n in range(1, count + 1):
+                url = urls[n - 1]
+                cover = album.cover
+                page = PageView(
+                    dir=url.rstrip("/"),
+                    title=album.title if n == 1 else f"{album.title} ({n}/{count})",
+                    kind="album",
+                    canonical=self._canonical(url),
+                    description=plain_text(str(album.description), 200) or config.description,
+                    image=absolute_url(config.url, cover.largest.src) if cover and config.url else None,
+                    pagination=Pagination(n, count, urls) if count > 1 else None,
+                )
+                start = (n - 1) * album.page_size
+                media = album.media[start : start + album.page_size]
+                key = digest(self.global_key, "album.html", fp.data(page), header, *(fp.media(m) for m in media))
+                out.append(
+                    PageTask(f"{url}index.html", "album.html", page, {"album": album, "media": media}, key, album.src_uri)
+                )
+        for media in self.builder.media_views.values():
+            album = self.builder.album_views[self.ctx.gallery.media[media.src_uri].album_uri]
+            page = PageView(
+                dir=media.url.rstrip("/"),
+                title=f"{media.title} – {album.title}" if media.title else media.alt,
+                kind="media",
+                canonical=self._canonical(media.url),
+                description=plain_text(str(media.description), 200) or media.alt,
+                image=absolute_url(config.url, media.largest.src) if config.url else None,
+            )
+            neighbours = [fp.media(m) if m else "" for m in (media.prev, media.next)]
+            crumbs = fp.data(album.breadcrumbs) + album.title + album.url
+            key = digest(self.global_key, "media.html", fp.data(page), fp.media(media), *neighbours, crumbs)
+            context = {"media": media, "album": album}
+            out.append(PageTask(f"{media.url}index.html", "media.html", page, context, key, album.src_uri))
+        page = PageView(dir="", title=self.builder.gettext("Page not found"), kind="404")
+        out.append(PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html")))
+        _check_unique(out)
+        return out
+
+    def render(self, task: PageTask) -> Page:
         try:
-            text = env.get_template(template).render(site=site, page=page, **context)
-        except BuildError:
-            raise
+            text = self.env.get_template(task.template).render(site=self.site, page=task.page, **task.context)
         except Exception as exc:
-            where = getattr(exc, "filename", None) or template
+            where = getattr(exc, "filename", None) or task.template
             line = getattr(exc, "lineno", None)
             location = f"{where}, line {line}" if line else where
             raise BuildError(f"template error in {location}: {exc}", hint="fix the theme template and build again") from exc
-        pages.append(Page(dest_uri, text.encode("utf-8"), template))
-
-    def canonical(url: str) -> str | None:
-        return absolute_url(config.url, url, config.pages.links) or None
-
-    for album in builder.album_views.values():
-        count = album.page_count
-        urls = [album.page_url(n) for n in range(1, count + 1)]
-        for n in range(1, count + 1):
-            url = urls[n - 1]
-            title = album.title if n == 1 else f"{album.title} ({n}/{count})"
-            cover = album.cover
-            page = PageView(
-                dir=url.rstrip("/"),
-                title=title,
-                kind="album",
-                canonical=canonical(url),
-                description=plain_text(str(album.description), 200) or config.description,
-                image=absolute_url(config.url, cover.largest.src) if cover and config.url else None,
-                pagination=Pagination(n, count, urls) if count > 1 else None,
-            )
-            start = (n - 1) * album.page_size
-            render(
-                "album.html",
-                page,
-                f"{url}index.html",
-                album=album,
-                media=album.media[start : start + album.page_size],
-            )
-    for media in builder.media_views.values():
-        album = builder.album_views[ctx.gallery.media[media.src_uri].album_uri]
-        page = PageView(
-            dir=media.url.rstrip("/"),
-            title=f"{media.title or media.alt} – {album.title}" if media.title else f"{media.alt}",
-            kind="media",
-            canonical=canonical(media.url),
-            description=plain_text(str(media.description), 200) or media.alt,
-            image=absolute_url(config.url, media.largest.src) if config.url else None,
-        )
-        render("media.html", page, f"{media.url}index.html", media=media, album=album)
-    render("404.html", PageView(dir="", title=builder.gettext("Page not found"), kind="404"), "404.html")
-    _check_unique(pages)
-    return pages
+        return Page(task.dest_uri, text.encode("utf-8"), task.template)
 
 
-def _check_unique(pages: list[Page]) -> None:
+def _theme_fingerprint(dirs: list[Path]) -> str:
+    h = hashlib.sha256()
+    for folder in dirs:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def render_pages(ctx: RenderContext) -> list[Page]:
+    """Render every page of the site. Raises BuildError when a template is broken."""
+    renderer = SiteRenderer(ctx)
+    return [renderer.render(task) for task in renderer.tasks()]
+
+
+def _check_unique(pages: list[PageTask]) -> None:
     seen: dict[str, str] = {}
     for page in pages:
         if page.dest_uri in seen:

@@ -11,13 +11,15 @@ from __future__ import annotations
 import hashlib
 import html
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
+from functools import partial
 
 from ..config import Config
 from ..errors import ProcessingError
 from ..model import Album, EmbeddedMetadata, Gallery, Media, MediaInfo, Sidecar, Skipped
+from ..pool import TaskFailed, WorkerPool
+from ..report import QuietReporter, Reporter
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
 from .metadata import read_image
@@ -82,20 +84,56 @@ def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
     return record
 
 
+def read_media_batch(batch: tuple[tuple[str, str], ...], max_pixels: int) -> list[FileRecord]:
+    """Read several files in one worker task (fewer round trips for folders of small files)."""
+    return [read_media_file(abs_path, name, max_pixels) for abs_path, name in batch]
+
+
 def scan_source(
     source_root: str,
     config: Config,
     cache: ScanCache | None = None,
-    progress: Callable[[str], None] | None = None,
+    reporter: Reporter | None = None,
+    pool: WorkerPool | None = None,
 ) -> Gallery:
-    """Build the gallery model from the folder tree."""
+    """Build the gallery model from the folder tree.
+
+    Files whose size and mtime match the cache are not opened at all; the others are
+    read in parallel on the pool when there are enough of them.
+    """
     cache = cache or ScanCache()
+    reporter = reporter or QuietReporter()
     tz = get_timezone(config.timezone)
     gallery = Gallery()
     report = WalkReport()
     root_name = os.path.basename(os.path.abspath(source_root).rstrip(os.sep)) or "Photos"
-    for listing in walk_source(source_root, config.ignore, report):
-        album = _scan_folder(listing, gallery, config, cache, tz, progress)
+    listings = list(walk_source(source_root, config.ignore, report))
+
+    records: dict[str, FileRecord] = {}
+    todo: list[tuple[str, FileEntry]] = []
+    for listing in listings:
+        prefix = f"{listing.src_uri}/" if listing.src_uri else ""
+        for entry in listing.files:
+            if entry.name.lower().endswith(".md"):
+                continue
+            src_uri = prefix + entry.name
+            record = cache.get_file(src_uri, entry.size, entry.mtime_ns)
+            if record is None:
+                todo.append((src_uri, entry))
+            else:
+                records[src_uri] = record
+    if todo:
+        reporter.phase("Reading metadata", total=len(todo))
+        max_pixels = config.images.max_pixels
+        for (src_uri, entry), record in _read_all(todo, max_pixels, pool):
+            records[src_uri] = record
+            cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
+            reporter.advance(src_uri)
+    cache.flush()
+    cache.forget_missing(set(records))
+
+    for listing in listings:
+        album = _scan_folder(listing, records, gallery, tz)
         if listing.src_uri == "":
             album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
         gallery.albums[listing.src_uri] = album
@@ -106,14 +144,35 @@ def scan_source(
     return gallery
 
 
-def _scan_folder(
-    listing: DirListing,
-    gallery: Gallery,
-    config: Config,
-    cache: ScanCache,
-    tz: tzinfo,
-    progress: Callable[[str], None] | None,
-) -> Album:
+_BATCH = 32
+
+
+def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPool | None):
+    """(item, FileRecord) for every file to read: in this process, or in batches on the pool."""
+    if pool is None or not pool.parallel or len(todo) < _BATCH:
+        for item in todo:
+            yield item, read_media_file(item[1].abs_path, item[1].name, max_pixels)
+        return
+    batches = [tuple(todo[i : i + _BATCH]) for i in range(0, len(todo), _BATCH)]
+    reader = partial(read_media_batch, max_pixels=max_pixels)
+    payloads = {tuple((e.abs_path, e.name) for _, e in b): b for b in batches}
+    retry: list[tuple[str, FileEntry]] = []
+    for payload, result in pool.run(reader, list(payloads), timeout=300):
+        batch = payloads[payload]
+        if isinstance(result, TaskFailed):
+            retry.extend(batch)  # find the one bad file: read the batch's files one by one
+            continue
+        yield from zip(batch, result, strict=True)
+    single = {((e.abs_path, e.name),): (uri, e) for uri, e in retry}
+    for payload, result in pool.run(reader, list(single), timeout=120):
+        item = single[payload]
+        if isinstance(result, TaskFailed):
+            yield item, FileRecord("broken", None, reason=f"cannot read file: {result}")
+        else:
+            yield item, result[0]
+
+
+def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo) -> Album:
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
     sidecars: dict[str, FileEntry] = {}
     records: list[tuple[FileEntry, FileRecord]] = []
@@ -121,13 +180,7 @@ def _scan_folder(
         if entry.name.lower().endswith(".md"):
             sidecars[entry.name] = entry
             continue
-        src_uri = prefix + entry.name
-        record = cache.get_file(src_uri, entry.size, entry.mtime_ns)
-        if record is None:
-            record = read_media_file(entry.abs_path, entry.name, config.images.max_pixels)
-            cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
-        if progress:
-            progress(src_uri)
+        record = all_records[prefix + entry.name]
         if record.kind is None:
             gallery.ignored += 1
             continue

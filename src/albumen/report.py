@@ -1,0 +1,22 @@
+"""How stages talk to the user: phases with progress, and notes. The CLI decides how to show them."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Reporter(Protocol):
+    def phase(self, name: str, total: int | None = None) -> None: ...
+    def advance(self, detail: str = "") -> None: ...
+    def note(self, text: str) -> None: ...
+
+
+class QuietReporter:
+    def phase(self, name: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, detail: str = "") -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
