@@ -201,6 +201,9 @@ def crawl(root: Path, start: str = "index.html") -> Crawl:
     return result
 
 
-@pytest.fixture
-def tmp(tmp_path: Path) -> Path:
-    return tmp_path
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own build-cache root, never the user's cache folder."""
+    root = tmp_path_factory.mktemp("albumen-cache")
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(root))
+    return root

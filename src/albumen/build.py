@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .cache import BuildCache, default_cache_dir
@@ -149,9 +149,7 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
         return options.force or _album_forced(gallery.media[uri].album_uri, options)
 
     todo = [
-        job
-        for uri, job in plan.jobs.items()
-        if forced(uri) or plan.media[uri].thumb.dest_uri not in known or not _outputs_exist(job, output)
+        job for job in (_remaining(job, plan, known, output, forced(uri)) for uri, job in plan.jobs.items()) if job
     ]
     cache.add_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     reporter.phase("Processing images", total=len(todo))
@@ -226,8 +224,19 @@ def _album_forced(album_uri: str, options: BuildOptions) -> bool:
     return any(fnmatch.fnmatchcase(album_uri, g) for g in options.force_albums)
 
 
-def _outputs_exist(job: ImageJob, output: Path) -> bool:
-    return all(os.path.exists(os.path.join(output, *spec.dest_uri.split("/"))) for spec in job.outputs)
+def _remaining(job: ImageJob, plan: SitePlan, known: dict, output: Path, forced: bool) -> ImageJob | None:
+    """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it."""
+    if forced:
+        return job
+    missing = tuple(s for s in job.outputs if not os.path.exists(os.path.join(output, *s.dest_uri.split("/"))))
+    thumb = plan.media[job.job_id].thumb
+    need_placeholder = thumb.dest_uri not in known
+    if not missing and not need_placeholder:
+        return None
+    source = None
+    if need_placeholder and thumb not in missing:
+        source = os.path.join(output, *thumb.dest_uri.split("/"))
+    return replace(job, outputs=missing, placeholder_source=source)
 
 
 def _placeholders(plan: SitePlan, results: dict[str, JobResult], cached: dict[str, tuple[str, str]]):

@@ -51,6 +51,7 @@ class ImageJob:
     copyright: str | None = None
     max_pixels: int = 178_956_970
     placeholder: bool = True
+    placeholder_source: str | None = None  # an existing thumbnail to take the placeholder from
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,10 @@ def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
             _write(job, spec, engine.encode(_resize_frames(frames, spec), spec, job), written, sizes)
     for spec in originals:
         _write(job, spec, _original_bytes(job), written, sizes)
+    if placeholder is None and job.placeholder and job.placeholder_source:
+        import pyvips
+
+        placeholder = engine.make_placeholder(pyvips.Image.new_from_file(job.placeholder_source))
     return placeholder
 
 

@@ -55,6 +55,12 @@ class ScanCache:
     def put_file(self, src_uri: str, size: int, mtime_ns: int, record: FileRecord) -> None:
         return None
 
+    def flush(self) -> None:
+        return None
+
+    def forget_missing(self, seen: set[str]) -> None:
+        return None
+
 
 def hash_file(abs_path: str) -> str:
     with open(abs_path, "rb") as f:

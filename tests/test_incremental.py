@@ -1,0 +1,201 @@
+"""Incremental builds: nothing redone without a reason, everything redone that has one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import build_site, crawl, make_jpeg, run_cli, soup, tree_digest
+
+
+def snapshot(site: Path) -> dict[str, int]:
+    """Output file -> mtime_ns."""
+    return {str(p.relative_to(site)): p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
+
+
+def images(snap: dict[str, int]) -> dict[str, int]:
+    return {k: v for k, v in snap.items() if k.endswith((".jpg", ".webp", ".avif", ".gif")) and "/static/" not in k}
+
+
+def changed(before: dict[str, int], after: dict[str, int]) -> set[str]:
+    return {k for k in after if before.get(k) != after[k]}
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg" / "albumen.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def gallery(tmp_path):
+    src = tmp_path / "photos"
+    for album in ("A", "B"):
+        for i in range(1, 5):
+            make_jpeg(src / album / f"p{i}.jpg", size=(900, 600), color=(40 * i, 90, 160),
+                      date=f"2024:0{i}:01 10:00:00")
+    return src
+
+
+def test_nothing_changed_means_nothing_redone(gallery, tmp_path):
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    before = snapshot(site)
+    time.sleep(0.01)
+    result = build_site(gallery, site, "-v")
+    assert "made 0 derivatives of 0 images; rendered 0 pages, wrote 0 files; removed 0 stale files" in result.stdout
+    assert snapshot(site) == before
+
+
+def test_touch_alone_remakes_nothing(gallery, tmp_path):
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    before = snapshot(site)
+    for path in gallery.rglob("*.jpg"):
+        os.utime(path, None)
+    result = build_site(gallery, site, "-v")
+    assert "read 8 new or changed files" in result.stdout
+    assert "made 0 derivatives of 0 images" in result.stdout
+    assert snapshot(site) == before
+
+
+def test_changed_photo_remakes_only_its_derivatives_and_pages(gallery, tmp_path):
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    before = snapshot(site)
+    old_p2 = {k for k in images(before) if k.startswith("a/p2/")}
+    make_jpeg(gallery / "A" / "p2.jpg", size=(900, 600), color=(250, 10, 10), date="2024:02:01 10:00:00")
+    result = build_site(gallery, site, "-v")
+    after = snapshot(site)
+    remade = changed(images(before), images(after))
+    assert remade and all(k.startswith("a/p2/") for k in remade)
+    assert len(remade) == 3  # thumbnail, 640 px and the 900 px source size (never upscaled)
+    assert not (old_p2 & set(after)), "old derivatives of the changed photo are removed"
+    pages = {k for k in changed(before, after) if k.endswith(".html")}
+    assert pages == {"a/p2/index.html", "a/index.html"}  # its page and its album (the album cover is p1)
+    assert "made 3 derivatives of 1 images" in result.stdout
+    assert crawl(site).broken == []
+
+
+def test_changed_sidecar_rerenders_without_image_work(gallery, tmp_path):
+    site = tmp_path / "site"
+    (gallery / "B" / "p3.md").write_text("Title: Before\n")
+    build_site(gallery, site)
+    before = snapshot(site)
+    (gallery / "B" / "p3.md").write_text("Title: After\n")
+    result = build_site(gallery, site, "-v")
+    after = snapshot(site)
+    assert changed(images(before), images(after)) == set()
+    assert "made 0 derivatives" in result.stdout
+    assert soup(site / "b" / "p3" / "index.html").select_one(".photo-caption h1").get_text() == "After"
+    assert {k for k in changed(before, after)} == {"b/p3/index.html", "b/index.html"}
+
+
+def test_thumbnail_setting_remakes_only_thumbnails(gallery, tmp_path):
+    site = tmp_path / "site"
+    conf = _config(tmp_path, "[thumbnails]\nheight = 200\n")
+    build_site(gallery, site, "-c", str(conf))
+    before = images(snapshot(site))
+    conf.write_text("[thumbnails]\nheight = 150\n")
+    result = build_site(gallery, site, "-c", str(conf), "-v")
+    after = images(snapshot(site))
+    made = set(after) - set(before)
+    gone = set(before) - set(after)
+    assert len(made) == 8 and all(".thumb." in k for k in made)
+    assert len(gone) == 8 and all(".thumb." in k for k in gone)
+    assert {k: after[k] for k in after if ".thumb." not in k} == {k: before[k] for k in before if ".thumb." not in k}
+    assert "made 8 derivatives of 8 images" in result.stdout
+
+
+def test_deleted_photo_and_album_disappear(gallery, tmp_path):
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    (site / "CNAME").write_text("photos.example.org\n")  # a file the user put there
+    (site / "b" / "keep-me.txt").write_text("mine")
+    (gallery / "A" / "p4.jpg").unlink()
+    for p in (gallery / "B").iterdir():
+        p.unlink()
+    (gallery / "B").rmdir()
+    result = build_site(gallery, site, "-v")
+    assert not (site / "a" / "p4").exists()
+    assert not (site / "b" / "p1").exists()
+    assert (site / "CNAME").read_text() == "photos.example.org\n"
+    assert (site / "b" / "keep-me.txt").read_text() == "mine"  # only files Albumen wrote are removed
+    assert not (site / "b" / "index.html").exists()
+    assert "removed" in result.stdout and crawl(site).broken == []
+    assert [li["id"] for li in soup(site / "a" / "index.html").select(".grid li")] == ["p1", "p2", "p3"]
+
+
+def test_force_and_force_album(gallery, tmp_path):
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    before = snapshot(site)
+    result = build_site(gallery, site, "--force-album", "B", "-v")
+    after = snapshot(site)
+    assert "made 12 derivatives of 4 images" in result.stdout
+    assert all(k.startswith("b/") for k in changed(images(before), images(after)))
+    result = build_site(gallery, site, "--force", "-v")
+    assert "made 24 derivatives of 8 images" in result.stdout
+
+
+def test_cache_lives_outside_source_and_output(gallery, tmp_path, isolated_cache):
+    site = tmp_path / "site"
+    before = tree_digest(gallery)
+    build_site(gallery, site)
+    assert tree_digest(gallery) == before
+    assert not list(site.rglob("*.sqlite*"))
+    caches = list(isolated_cache.rglob("cache.sqlite"))
+    assert len(caches) == 1
+    conf = _config(tmp_path, f'cache_dir = "{site / "cache"}"\n')
+    result = build_site(gallery, site, "-c", str(conf), expect=2)
+    assert "cache folder" in result.stderr
+
+
+def test_unreadable_cache_is_rebuilt_with_a_warning(gallery, tmp_path, isolated_cache):
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    cache = next(isolated_cache.rglob("cache.sqlite"))
+    for suffix in ("-wal", "-shm"):
+        Path(f"{cache}{suffix}").unlink(missing_ok=True)
+    cache.write_bytes(b"this is not a database" * 100)
+    before = snapshot(site)
+    result = build_site(gallery, site)
+    assert "build cache" in result.stderr and "unreadable" in result.stderr
+    assert changed(images(before), images(snapshot(site))) == set()  # outputs already there are reused
+    assert crawl(site).broken == []
+
+
+def test_killed_build_then_rebuild_gives_a_complete_site(tmp_path):
+    src = tmp_path / "photos"
+    for i in range(40):
+        make_jpeg(src / f"album{i % 3}" / f"p{i:02d}.jpg", size=(2400, 1600), color=(i * 5, 100, 200))
+    site = tmp_path / "site"
+    env = dict(os.environ)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "albumen", "build", str(src), "-o", str(site), "-j", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(site.rglob("*.thumb.*.jpg"))) < 5:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the build finished before it could be interrupted"
+    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    for pid in children[:1]:
+        os.kill(int(pid), signal.SIGKILL)  # a worker dies mid-job
+    time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # then the whole build
+    proc.wait(timeout=30)
+    result = run_cli("build", str(src), "-o", str(site), "-j", "2")
+    assert result.exit_code == 0, result.output
+    assert "built 4 albums, 40 photos, 0 videos, 0 skipped" in result.stdout
+    walk = crawl(site)
+    assert walk.broken == []
+    assert len([p for p in walk.pages if p.count("/") == 2]) == 40
+    assert not [p for p in site.rglob(".albumen-tmp-*")]
