@@ -18,7 +18,7 @@ os.environ.setdefault("VIPS_CONCURRENCY", "1")  # one thread per worker process:
 import pyvips  # noqa: E402
 
 from ..errors import ProcessingError  # noqa: E402
-from .specs import ImageJob, OutputSpec, Placeholder  # noqa: E402
+from .specs import ImageJob, OutputSpec, Placeholder, progressive_for  # noqa: E402
 
 pyvips.cache_set_max(0)  # every file is used once; the operation cache only costs memory
 
@@ -59,9 +59,8 @@ def open_image(job: ImageJob, animated: bool = False) -> pyvips.Image:
             # decodes fine; Pillow still refuses truly truncated files.
     if image is None:
         image = _open_pillow(job)
-    image = _orient(image, job.orientation)
-    image = _to_display_colour(image, job.colour)
-    return image.copy_memory()
+    oriented = _to_display_colour(_orient(image, job.orientation), job.colour)
+    return image if oriented is image else oriented.copy_memory()
 
 
 def _open_vips(job: ImageJob, animated: bool) -> pyvips.Image:
@@ -198,7 +197,8 @@ def encode(image: pyvips.Image, spec: OutputSpec, job: ImageJob) -> bytes:
         image = image.flatten(background=[255] * (image.bands - 1))
     if fmt == "jpeg":
         return image.jpegsave_buffer(
-            Q=spec.quality, optimize_coding=True, interlace=job.progressive, keep=keep, subsample_mode="auto"
+            Q=spec.quality, optimize_coding=True, interlace=progressive_for(spec, job.progressive), keep=keep,
+            subsample_mode="auto",
         )
     if fmt == "webp":
         return image.webpsave_buffer(Q=spec.quality, effort=4, keep=keep, smart_subsample=False)
@@ -251,19 +251,15 @@ def _with_metadata(image: pyvips.Image, job: ImageJob) -> pyvips.Image:
 
 def make_placeholder(image: pyvips.Image) -> Placeholder:
     """Average colour and a tiny (at most 8 px) preview, inlined as a data URI."""
-    small = image
+    small = image.thumbnail_image(8, height=8)
     if small.bands in (2, 4):
         small = small.flatten(background=[255] * (small.bands - 1))
     if small.bands == 1:
         small = small.colourspace("srgb")
-    scale = 8 / max(small.width, small.height)
-    if scale < 1:
-        small = small.resize(scale, kernel="linear")
-    small = small.cast("uchar").copy()
-    for name in small.get_fields():
-        if name in ("icc-profile-data", "exif-data", "xmp-data"):
-            small.remove(name)
-    stats = [small.extract_band(i).avg() for i in range(3)]
-    colour = "#" + "".join(f"{max(0, min(255, round(v))):02x}" for v in stats)
+    small = small.cast("uchar").copy_memory()
+    pixels = bytes(small.write_to_memory())
+    count = small.width * small.height
+    means = [sum(pixels[i::3]) / count for i in range(3)]
+    colour = "#" + "".join(f"{max(0, min(255, round(v))):02x}" for v in means)
     png = small.pngsave_buffer(compression=9, keep="none")
     return Placeholder(colour=colour, data_uri="data:image/png;base64," + base64.b64encode(png).decode("ascii"))

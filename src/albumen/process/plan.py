@@ -18,7 +18,7 @@ from anyascii import anyascii
 from ..config import Config
 from ..model import Gallery, Media
 from ..scan.arrange import natural_key
-from .specs import EXTENSIONS, ImageJob, OutputSpec, derivative_hash, recipe_fingerprint
+from .specs import EXTENSIONS, ImageJob, OutputSpec, derivative_hash, recipe_text
 
 STATIC_DIR = "static"
 # Names the site itself uses at the top level; an album or photo there gets another name.
@@ -158,21 +158,15 @@ def _plan_image(media: Media, dest_dir: str, config: Config, abs_dest_root: str,
     keep = images.keep_metadata
     artist = media.embedded.artist if not keep else None
     copyright_ = media.embedded.copyright if not keep else None
-    job_fields = {
-        "orientation": info.orientation,
-        "colour": info.colour,
-        "keep_metadata": keep,
-        "artist": artist,
-        "copyright": copyright_,
-    }
+    job_text = repr((info.orientation, info.colour, keep, artist, copyright_))
     slug = posixpath.basename(dest_dir)
     animated = info.frames > 1
+    own_ext = os.path.splitext(media.name)[1].lstrip(".").lower() or "bin"
 
     def spec(role: str, tag: str, w: int, h: int, fmt: str, quality: int, crop=None, anim=False) -> OutputSpec:
         draft = OutputSpec("", role, w, h, fmt, quality, crop, anim)
-        fields = dict(job_fields, progressive=config.images.progressive if fmt == "jpeg" else None)
-        digest = derivative_hash(media.content_hash, recipe_fingerprint(draft, fields))
-        ext = EXTENSIONS.get(fmt, os.path.splitext(media.name)[1].lstrip(".").lower() or "bin")
+        digest = derivative_hash(media.content_hash, recipe_text(draft, job_text, images.progressive))
+        ext = EXTENSIONS.get(fmt, own_ext)
         return OutputSpec(f"{dest_dir}/{slug}.{tag}.{digest}.{ext}", role, w, h, fmt, quality, crop, anim)
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)

@@ -7,12 +7,11 @@ never the gallery or the config.
 from __future__ import annotations
 
 import hashlib
-import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 # Bump when a change to the pipeline changes output pixels or bytes: every
 # derivative name (and so every cache key) changes with it.
-PROCESSING_VERSION = "1"
+PROCESSING_VERSION = "2"
 
 EXTENSIONS = {"jpeg": "jpg", "webp": "webp", "avif": "avif", "gif": "gif", "png": "png"}
 
@@ -72,13 +71,18 @@ class JobResult:
     sizes: dict = field(default_factory=dict)  # dest_uri -> bytes
 
 
-def recipe_fingerprint(spec: OutputSpec, job_fields: dict) -> str:
-    """Stable fingerprint of everything that shapes one derivative's bytes (never Python's hash())."""
-    recipe = {k: v for k, v in asdict(spec).items() if k != "dest_uri"}
-    recipe.update(job_fields)
-    recipe["version"] = PROCESSING_VERSION
-    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
+def progressive_for(spec: OutputSpec, progressive: bool) -> bool:
+    """Progressive JPEG only where it helps a visitor: a thumbnail is too small to benefit."""
+    return progressive and spec.format == "jpeg" and spec.role != "thumb"
 
 
-def derivative_hash(content_hash: str, fingerprint: str, length: int = 10) -> str:
-    return hashlib.sha256(f"{content_hash}:{fingerprint}".encode()).hexdigest()[:length]
+def recipe_text(spec: OutputSpec, job_text: str, progressive: bool) -> str:
+    """Everything that shapes one derivative's bytes, as stable text (never Python's hash())."""
+    return (
+        f"v{PROCESSING_VERSION}|{spec.role}|{spec.width}x{spec.height}|{spec.format}|q{spec.quality}|"
+        f"{spec.crop}|{spec.animated}|{progressive_for(spec, progressive)}|{job_text}"
+    )
+
+
+def derivative_hash(content_hash: str, recipe: str, length: int = 10) -> str:
+    return hashlib.sha256(f"{content_hash}:{recipe}".encode()).hexdigest()[:length]

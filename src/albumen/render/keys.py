@@ -1,20 +1,20 @@
 """Fingerprints of what a page shows, so an unchanged page is neither rendered nor written.
 
 A page's key covers the theme files, the config, the Albumen version and the view
-data the page's template receives. Views are reduced to plain text once each:
-a photo's own data, not the whole chain of its neighbours.
+data the page's template receives. Each view is reduced to text once (its repr,
+which dataclasses generate), and a photo's text holds its neighbours' URLs, not
+the whole chain of its neighbours.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import fields, is_dataclass
-from datetime import datetime
+from dataclasses import fields
 
 from .views import AlbumView, MediaView
 
-# Fields that point to other views: written as a reference (url), never expanded.
-_REFERENCES = {"prev", "next"}
+_MEDIA_FIELDS = tuple(f.name for f in fields(MediaView) if f.name not in ("prev", "next"))
+_ALBUM_FIELDS = tuple(f.name for f in fields(AlbumView) if f.name not in ("media", "children", "cover"))
 
 
 class Fingerprinter:
@@ -25,45 +25,24 @@ class Fingerprinter:
     def media(self, view: MediaView) -> str:
         key = self._media.get(id(view))
         if key is None:
-            parts = []
-            for f in fields(view):
-                value = getattr(view, f.name)
-                parts.append(value.url if f.name in _REFERENCES and value is not None else self.data(value))
-            key = "M(" + "|".join(parts) + ")"
-            self._media[id(view)] = key
+            own = repr(tuple(getattr(view, name) for name in _MEDIA_FIELDS))
+            links = (view.prev.url if view.prev else "", view.next.url if view.next else "")
+            key = self._media[id(view)] = own + repr(links)
         return key
 
     def album(self, view: AlbumView, card: bool = False) -> str:
         """An album as its page header shows it (card=True: as a sub-album card)."""
         if card and id(view) in self._cards:
             return self._cards[id(view)]
-        parts = []
-        for f in fields(view):
-            if f.name == "media":
-                continue
-            value = getattr(view, f.name)
-            if f.name == "children":
-                parts.append("" if card else "[" + ",".join(self.album(c, card=True) for c in value) + "]")
-            else:
-                parts.append(self.data(value))
-        key = "A(" + "|".join(parts) + ")"
+        key = repr(tuple(getattr(view, name) for name in _ALBUM_FIELDS))
+        key += self.media(view.cover) if view.cover else ""
         if card:
             self._cards[id(view)] = key
+        else:
+            key += "".join(self.album(child, card=True) for child in view.children)
         return key
 
     def data(self, value) -> str:
-        if isinstance(value, MediaView):
-            return self.media(value)
-        if isinstance(value, AlbumView):
-            return self.album(value, card=True)
-        if isinstance(value, (list, tuple)):
-            return "[" + ",".join(self.data(v) for v in value) + "]"
-        if isinstance(value, dict):
-            return "{" + ",".join(f"{k!r}:{self.data(v)}" for k, v in sorted(value.items())) + "}"
-        if isinstance(value, datetime):
-            return value.isoformat()
-        if is_dataclass(value) and not isinstance(value, type):
-            return type(value).__name__ + "(" + "|".join(self.data(getattr(value, f.name)) for f in fields(value)) + ")"
         return repr(value)
 
 

@@ -341,13 +341,15 @@ def folder_index_pages(dest_uris: list[str], links: str = "directory") -> list[P
     """
     from .env import relative_url
 
-    have = {posixpath.dirname(uri) for uri in dest_uris if posixpath.basename(uri) == "index.html"}
+    have = set()
     folders: set[str] = set()
     for uri in dest_uris:
-        folder = posixpath.dirname(uri)
-        while folder:
+        folder, _, name = uri.rpartition("/")
+        if name == "index.html":
+            have.add(folder)
+        while folder and folder not in folders:
             folders.add(folder)
-            folder = posixpath.dirname(folder)
+            folder = folder.rpartition("/")[0]
     pages = []
     for folder in sorted(folders - have):
         target = posixpath.dirname(folder)
