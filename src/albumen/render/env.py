@@ -14,6 +14,8 @@ from jinja2 import (
     pass_context,
     select_autoescape,
 )
+from jinja2.utils import htmlsafe_json_dumps
+from markupsafe import Markup
 
 from .i18n import format_date, format_date_range, format_datetime, gettext_for
 
@@ -78,6 +80,7 @@ def make_environment(dirs: list[Path], language: str, links: str, base_url: str)
     env.filters["datetime"] = lambda value: format_datetime(value, language)
     env.globals["date_range"] = lambda a, b: format_date_range(a, b, language)
     env.filters["srcset"] = srcset_filter
+    env.globals["viewer_items"] = viewer_items
     return env
 
 
@@ -86,3 +89,30 @@ def srcset_filter(ctx, images) -> str:
     """'a.jpg 640w, b.jpg 1024w' with page-relative URLs."""
     url = ctx.environment.filters["url"]
     return ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in images)
+
+
+@pass_context
+def viewer_items(ctx, items) -> Markup:
+    """The lightbox's data for the photos of one page, as JSON that is safe inside <script>."""
+    url = ctx.environment.filters["url"]
+    out = []
+    last = len(items) - 1
+    for i, m in enumerate(items):
+        fallback = m.fallback.images
+        largest = fallback[-1]
+        entry = {
+            "u": url(ctx, m.url), "a": m.alt, "t": m.title or "", "d": str(m.description), "dt": m.datetime_text,
+            "di": m.date_iso, "c": " · ".join(value for _, value in m.camera), "w": largest.width, "h": largest.height,
+            "src": url(ctx, largest.src), "set": ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in fallback),
+            "s": [[s.mime, ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in s.images)] for s in m.modern_sources],
+            "ph": m.placeholder_colour, "pu": m.placeholder_uri, "k": m.kind, "n": m.index, "of": m.count,
+        }
+        if m.video:
+            entry["src"] = url(ctx, m.thumb.src)
+            entry["v"] = [[v["mime"], url(ctx, v["src"])] for v in m.video.get("sources", [])]
+        if i == 0 and m.prev is not None:
+            entry["pv"] = url(ctx, m.prev.url)
+        if i == last and m.next is not None:
+            entry["nx"] = url(ctx, m.next.url)
+        out.append(entry)
+    return Markup(htmlsafe_json_dumps(out, separators=(",", ":")))

@@ -1,1 +1,339 @@
-/* Albumen viewer: progressive enhancement over the per-photo pages. */
+/* Albumen viewer: progressive enhancement over the per-photo pages.
+ * Album pages: a click on a thumbnail opens the photo full screen without a page load and the
+ * address bar shows that photo's own page; Back or Escape return to the album where it was.
+ * Photo pages: keyboard and swipe navigation between the photo pages.
+ * No framework, no external request. Strings come from the page (translated by the theme). */
+(function () {
+  "use strict";
+  var doc = document, root = doc.documentElement;
+  var reduced = window.matchMedia && matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+  function $(sel, el) { return (el || doc).querySelector(sel); }
+  function on(el, type, fn, opt) { el.addEventListener(type, fn, opt || false); }
+  function el(tag, cls, attrs) {
+    var e = doc.createElement(tag);
+    if (cls) e.className = cls;
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+  function typing(e) {
+    var t = e.target;
+    return e.altKey || e.ctrlKey || e.metaKey || (t && /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)) || (t && t.isContentEditable);
+  }
+  function swipe(target, handlers) {
+    var x0 = null, y0 = 0, t0 = 0, multi = false;
+    on(target, "pointerdown", function (e) { if (e.isPrimary) { x0 = e.clientX; y0 = e.clientY; t0 = Date.now(); multi = false; } else multi = true; });
+    on(target, "pointerup", function (e) {
+      if (x0 === null || multi || !e.isPrimary || (handlers.active && !handlers.active())) { x0 = null; return; }
+      var dx = e.clientX - x0, dy = e.clientY - y0, fast = Date.now() - t0 < 800;
+      x0 = null;
+      if (!fast) return;
+      if (Math.abs(dx) > 50 && Math.abs(dx) > 1.5 * Math.abs(dy)) (dx < 0 ? handlers.next : handlers.prev)();
+      else if (dy > 80 && Math.abs(dy) > 1.5 * Math.abs(dx) && handlers.down) handlers.down();
+    });
+    on(target, "pointercancel", function () { x0 = null; });
+  }
+
+  /* ---------- photo pages: keys and swipes follow the page's own links ---------- */
+  var article = $("[data-photo]");
+  if (article) {
+    var go = function (sel) { var a = $(sel); if (a) location.href = a.href; };
+    on(doc, "keydown", function (e) {
+      if (typing(e)) return;
+      if (e.key === "ArrowRight") go("link[rel=next]");
+      else if (e.key === "ArrowLeft") go("link[rel=prev]");
+      else if (e.key === "Escape") go("link[rel=up]");
+    });
+    swipe($(".photo-frame") || article, { next: function () { go("link[rel=next]"); }, prev: function () { go("link[rel=prev]"); } });
+  }
+
+  /* ---------- album pages: the lightbox ---------- */
+  var grid = $("[data-viewer]"), dataEl = $("#albumen-items"), tpl = $("#albumen-viewer");
+  if (!grid || !dataEl || !tpl) return;
+  var items = JSON.parse(dataEl.textContent);
+  if (!items.length) return;
+  var links = grid.querySelectorAll("a[data-index]");
+  var albumUrl = location.href.split("#")[0];
+  // URLs in the data are relative to this album page; the address bar will change, so make them absolute.
+  var abs = function (u) { return u ? new URL(u, albumUrl).href : u; };
+  var absSet = function (set) { return set.split(", ").map(function (c) { var p = c.split(" "); return abs(p[0]) + " " + p[1]; }).join(", "); };
+  items.forEach(function (it) {
+    it.u = abs(it.u); it.src = abs(it.src); it.set = absSet(it.set); it.pv = abs(it.pv); it.nx = abs(it.nx);
+    (it.s || []).forEach(function (s) { s[1] = absSet(s[1]); });
+    (it.v || []).forEach(function (v) { v[1] = abs(v[1]); });
+  });
+  var box = tpl.content.firstElementChild.cloneNode(true);
+  doc.body.appendChild(box);
+  var stage = $(".lb-stage", box), panel = $(".lb-info", box), counter = $(".lb-count", box);
+  var btn = function (name) { return $("[data-lb=" + name + "]", box); };
+  var current = -1, opener = null, timer = null, zoom = { s: 1, x: 0, y: 0 }, media = null, frame = null;
+  var infoOpen = (function () { try { return localStorage.getItem("albumen-info") !== "0"; } catch (_) { return true; } })();
+  if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+
+  function picture(item, sizes) {
+    var pic = el("picture");
+    (item.s || []).forEach(function (s) { pic.appendChild(el("source", null, { type: s[0], srcset: s[1], sizes: sizes })); });
+    var img = el("img", "lb-img", { src: item.src, srcset: item.set, sizes: sizes, alt: item.a, width: item.w, height: item.h, decoding: "async" });
+    pic.appendChild(img);
+    return pic;
+  }
+  function preload(i) {
+    var item = items[i];
+    if (!item || item.k !== "image") return;
+    var img = new Image();
+    img.sizes = sizesFor(item);
+    img.srcset = item.set;
+    img.src = item.src;
+  }
+  function sizesFor(item) {
+    return Math.round(Math.min(innerWidth, innerHeight * item.w / item.h)) + "px";
+  }
+  function fit(item) {
+    var vw = stage.clientWidth || innerWidth, vh = stage.clientHeight || innerHeight;
+    var scale = Math.min(vw / item.w, vh / item.h, 1e9);
+    return { w: Math.max(1, Math.round(item.w * scale)), h: Math.max(1, Math.round(item.h * scale)) };
+  }
+  function layout() {
+    if (!frame || current < 0) return;
+    var item = items[current], size = fit(item);
+    frame.style.width = size.w + "px";
+    frame.style.height = size.h + "px";
+    applyZoom();
+  }
+  function applyZoom() {
+    if (!media) return;
+    media.style.transform = zoom.s === 1 ? "" : "translate(" + zoom.x + "px," + zoom.y + "px) scale(" + zoom.s + ")";
+    box.classList.toggle("is-zoomed", zoom.s > 1);
+  }
+  function maxZoom() {
+    var item = items[current];
+    return frame ? Math.max(1, item.w / (parseFloat(frame.style.width) || item.w)) : 1;
+  }
+  function setZoom(s, cx, cy) {
+    var m = maxZoom();
+    s = Math.max(1, Math.min(m, s));
+    if (s === 1) { zoom = { s: 1, x: 0, y: 0 }; applyZoom(); return; }
+    var r = frame.getBoundingClientRect();
+    var px = (cx === undefined ? r.width / 2 : cx - r.left), py = (cy === undefined ? r.height / 2 : cy - r.top);
+    // keep the point under the pointer where it is
+    var k = s / zoom.s;
+    zoom.x = px - k * (px - zoom.x);
+    zoom.y = py - k * (py - zoom.y);
+    zoom.s = s;
+    clampPan();
+    applyZoom();
+  }
+  function clampPan() {
+    var w = parseFloat(frame.style.width), h = parseFloat(frame.style.height);
+    zoom.x = Math.min(0, Math.max(w - w * zoom.s, zoom.x));
+    zoom.y = Math.min(0, Math.max(h - h * zoom.s, zoom.y));
+  }
+
+  function render(i) {
+    var item = items[i];
+    stage.textContent = "";
+    frame = el("div", "lb-frame");
+    frame.style.backgroundColor = item.ph || "";
+    if (item.pu) frame.style.backgroundImage = "url(" + item.pu + ")";
+    if (item.k === "video" && item.v) {
+      media = el("video", "lb-video", { controls: "", playsinline: "", preload: "metadata", poster: item.src });
+      item.v.forEach(function (s) { media.appendChild(el("source", null, { src: s[1], type: s[0] })); });
+      frame.appendChild(media);
+    } else {
+      var pic = picture(item, sizesFor(item));
+      media = pic.querySelector("img");
+      frame.appendChild(pic);
+    }
+    stage.appendChild(frame);
+    zoom = { s: 1, x: 0, y: 0 };
+    layout();
+    $(".lb-title", box).textContent = item.t || "";
+    $(".lb-title", box).hidden = !item.t;
+    var desc = $(".lb-desc", box);
+    desc.innerHTML = item.d || "";  // built by Albumen from Markdown without raw HTML, or escaped text
+    var time = $(".lb-date", box);
+    time.textContent = item.dt || "";
+    if (item.di) time.setAttribute("datetime", item.di); else time.removeAttribute("datetime");
+    $(".lb-camera", box).textContent = item.c || "";
+    counter.textContent = counter.getAttribute("data-format").replace("%(n)s", item.n).replace("%(total)s", item.of);
+    btn("prev").disabled = i === 0 && !item.pv;
+    btn("next").disabled = i === items.length - 1 && !item.nx;
+    preload(i + 1);
+    preload(i - 1);
+  }
+
+  function show(i, how) {
+    if (i < 0 || i >= items.length) {
+      var edge = items[current];
+      var away = i < 0 ? edge && edge.pv : edge && edge.nx;
+      if (away) location.href = away;  // the neighbour lives on another album page
+      return;
+    }
+    current = i;
+    render(i);
+    var url = items[i].u;
+    if (how === "push") history.pushState({ albumen: i }, "", url);
+    else if (how === "replace") history.replaceState({ albumen: i }, "", url);
+  }
+
+  // pushState changes the base URL of this document: pin every relative URL first.
+  var pinned = false;
+  function pinUrls() {
+    if (pinned) return;
+    pinned = true;
+    Array.prototype.forEach.call(doc.querySelectorAll("[src], [srcset], [href]"), function (e) {
+      ["src", "href"].forEach(function (a) {
+        var v = e.getAttribute(a);
+        if (v && v.charAt(0) !== "#" && !/^[a-z]+:/i.test(v)) e.setAttribute(a, abs(v));
+      });
+      var set = e.getAttribute("srcset");
+      if (set) e.setAttribute("srcset", absSet(set));
+    });
+  }
+
+  function open(i, fromLink) {
+    pinUrls();
+    opener = fromLink || doc.activeElement;
+    history.replaceState({ albumenScroll: scrollY }, "", albumUrl);
+    box.hidden = false;
+    root.classList.add("lb-open");
+    box.classList.toggle("info-open", infoOpen);
+    show(i, "push");
+    btn("close").focus();
+  }
+  function close(fromHistory) {
+    if (box.hidden) return;
+    stopShow();
+    if (doc.fullscreenElement) doc.exitFullscreen().catch(function () {});
+    box.hidden = true;
+    root.classList.remove("lb-open");
+    stage.textContent = "";
+    media = frame = null;
+    var state = history.state;
+    if (!fromHistory) history.back();
+    else if (state && typeof state.albumenScroll === "number") scrollTo(0, state.albumenScroll);
+    var link = links[current];
+    current = -1;
+    (link || opener || grid).focus();
+  }
+  function step(d) { stopShowIfUser(); show(current + d, "replace"); }
+  function toggleInfo() {
+    infoOpen = !infoOpen;
+    box.classList.toggle("info-open", infoOpen);
+    btn("info").setAttribute("aria-pressed", String(infoOpen));
+    try { localStorage.setItem("albumen-info", infoOpen ? "1" : "0"); } catch (_) {}
+    layout();
+  }
+  function toggleFullscreen() {
+    if (doc.fullscreenElement) doc.exitFullscreen().catch(function () {});
+    else if (box.requestFullscreen) box.requestFullscreen().catch(function () {});
+  }
+  var userStep = true;
+  function stopShowIfUser() { if (userStep) stopShow(); }
+  function startShow() {
+    btn("play").setAttribute("aria-pressed", "true");
+    box.classList.add("is-playing");
+    timer = setInterval(function () {
+      userStep = false;
+      if (current >= items.length - 1) stopShow(); else show(current + 1, "replace");
+      userStep = true;
+    }, 4000);
+  }
+  function stopShow() {
+    if (timer) clearInterval(timer);
+    timer = null;
+    btn("play").setAttribute("aria-pressed", "false");
+    box.classList.remove("is-playing");
+  }
+
+  on(grid, "click", function (e) {
+    var a = e.target.closest && e.target.closest("a[data-index]");
+    if (!a || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    open(+a.getAttribute("data-index"), a);
+  });
+  on(window, "popstate", function (e) {
+    var st = e.state;
+    if (st && typeof st.albumen === "number") {
+      if (box.hidden) { box.hidden = false; root.classList.add("lb-open"); box.classList.toggle("info-open", infoOpen); }
+      show(st.albumen);
+    } else close(true);
+  });
+  btn("close").onclick = function () { close(false); };
+  btn("prev").onclick = function () { step(-1); };
+  btn("next").onclick = function () { step(1); };
+  btn("info").onclick = toggleInfo;
+  btn("info").setAttribute("aria-pressed", String(infoOpen));
+  btn("full").onclick = toggleFullscreen;
+  btn("zoom").onclick = function () { setZoom(zoom.s > 1 ? 1 : maxZoom()); };
+  btn("play").onclick = function () { if (timer) stopShow(); else startShow(); };
+  if (!doc.fullscreenEnabled) btn("full").hidden = true;
+
+  on(doc, "keydown", function (e) {
+    if (box.hidden || typing(e)) return;
+    var k = e.key;
+    if (k === "Escape") { e.preventDefault(); if (zoom.s > 1) setZoom(1); else close(false); }
+    else if (k === "ArrowRight") { e.preventDefault(); step(1); }
+    else if (k === "ArrowLeft") { e.preventDefault(); step(-1); }
+    else if (k === "Home") { e.preventDefault(); stopShow(); show(0, "replace"); }
+    else if (k === "End") { e.preventDefault(); stopShow(); show(items.length - 1, "replace"); }
+    else if (k === "f" || k === "F") { e.preventDefault(); toggleFullscreen(); }
+    else if (k === "i" || k === "I") { e.preventDefault(); toggleInfo(); }
+    else if (k === "z" || k === "Z" || k === "+" || k === "-") { e.preventDefault(); setZoom(k === "-" ? 1 : (zoom.s > 1 && k !== "+" ? 1 : maxZoom())); }
+    else if (k === " " && e.target === doc.body) { e.preventDefault(); if (timer) stopShow(); else startShow(); }
+    else if (k === "Tab") {  // keep focus inside the dialog
+      var f = Array.prototype.filter.call(box.querySelectorAll("button:not([disabled]):not([hidden]), [href], video[controls], [tabindex]:not([tabindex='-1'])"), function (x) { return x.offsetParent !== null; });
+      if (!f.length) return;
+      var first = f[0], last = f[f.length - 1];
+      if (e.shiftKey && doc.activeElement === first) { e.preventDefault(); last.focus(); }
+      else if (!e.shiftKey && doc.activeElement === last) { e.preventDefault(); first.focus(); }
+      else if (!box.contains(doc.activeElement)) { e.preventDefault(); first.focus(); }
+    }
+  });
+
+  /* pointer gestures on the stage: swipe, double-tap / click zoom, pinch, pan */
+  var pointers = {}, pinch = null, pan = null, lastTap = 0;
+  swipe(stage, { next: function () { step(1); }, prev: function () { step(-1); }, down: function () { close(false); },
+                 active: function () { return zoom.s === 1 && !pinch; } });
+  function dist(a, b) { return Math.hypot(a.x - b.x, a.y - b.y); }
+  on(stage, "pointerdown", function (e) {
+    pointers[e.pointerId] = { x: e.clientX, y: e.clientY };
+    var ids = Object.keys(pointers);
+    if (ids.length === 2 && frame) {
+      var p = pointers[ids[0]], q = pointers[ids[1]];
+      pinch = { d: dist(p, q), s: zoom.s, cx: (p.x + q.x) / 2, cy: (p.y + q.y) / 2 };
+    } else if (zoom.s > 1) {
+      pan = { x: e.clientX - zoom.x, y: e.clientY - zoom.y };
+      stage.setPointerCapture && stage.setPointerCapture(e.pointerId);
+    }
+  });
+  on(stage, "pointermove", function (e) {
+    if (!pointers[e.pointerId]) return;
+    pointers[e.pointerId] = { x: e.clientX, y: e.clientY };
+    var ids = Object.keys(pointers);
+    if (pinch && ids.length === 2) {
+      var s = pinch.s * dist(pointers[ids[0]], pointers[ids[1]]) / pinch.d;
+      setZoom(s, pinch.cx, pinch.cy);
+    } else if (pan) {
+      zoom.x = e.clientX - pan.x; zoom.y = e.clientY - pan.y;
+      clampPan(); applyZoom();
+    }
+  });
+  function up(e) {
+    delete pointers[e.pointerId];
+    if (Object.keys(pointers).length < 2) pinch = null;
+    pan = null;
+  }
+  on(stage, "pointerup", up);
+  on(stage, "pointercancel", up);
+  on(stage, "click", function (e) {
+    if (!frame || !frame.contains(e.target) || e.target.tagName === "VIDEO") return;
+    var now = Date.now();
+    if (e.pointerType === "touch" && now - lastTap > 300) { lastTap = now; return; }  // double-tap on touch screens
+    lastTap = 0;
+    setZoom(zoom.s > 1 ? 1 : maxZoom(), e.clientX, e.clientY);
+  });
+  on(stage, "click", function (e) { if (e.target === stage) close(false); });
+  on(window, "resize", function () { if (!box.hidden) { zoom = { s: 1, x: 0, y: 0 }; layout(); } });
+  if (reduced) box.classList.add("reduced-motion");
+})();
