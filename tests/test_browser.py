@@ -1,0 +1,269 @@
+"""The viewer in a real browser: Debian's Chromium driven by Playwright, over a real HTTP server."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, crawl, run_cli
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/test.sh installs it)"),
+]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = REPO / "test-artifacts" / "screenshots"
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(folder: Path):
+    handler = functools.partial(QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+@pytest.fixture(scope="module")
+def demo_site(tmp_path_factory):
+    base = tmp_path_factory.mktemp("browser")
+    assert run_cli("demo", str(base / "photos")).exit_code == 0
+    site = base / "site"
+    result = run_cli("build", str(base / "photos"), "-o", str(site), "-j", "2")
+    assert result.exit_code == 0, result.output
+    server, url = serve(site)
+    yield site, url
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = context.new_page()
+    pg.errors = []
+    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    pg.on("response", lambda r: pg.errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    yield pg
+    context.close()
+
+
+def test_lightbox_opens_navigates_and_closes_with_urls(demo_site, page):
+    _, url = demo_site
+    page.goto(url + "mountains/")
+    page.click(".grid li:nth-child(2) a")
+    page.wait_for_selector(".lb .lb-img", state="visible")
+    assert page.url == url + "mountains/img-0002/"
+    img = page.locator(".lb .lb-img")
+    page.wait_for_function("() => document.querySelector('.lb .lb-img').complete")
+    box = img.bounding_box()
+    assert box["width"] > 600, box  # a large image, not a thumbnail
+    assert page.evaluate("() => document.querySelector('.lb .lb-img').naturalWidth") >= 1024
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(url + "mountains/img-0003/")
+    assert page.locator(".lb-count").inner_text() == "Photo 3 of 6"
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_url(url + "mountains/img-0002/")
+    page.keyboard.press("End")
+    page.wait_for_url(url + "mountains/img-0006/")
+    page.keyboard.press("Home")
+    page.wait_for_url(url + "mountains/img-0001/")
+    page.keyboard.press("Escape")
+    page.wait_for_url(url + "mountains/")
+    assert page.locator(".lb").is_hidden()
+    page.goto(url + "mountains/img-0003/")
+    page.reload()
+    assert page.locator("img.photo-image").is_visible()
+    assert page.evaluate("() => document.querySelector('img.photo-image').naturalWidth") > 0
+    assert page.errors == []
+
+
+def test_back_button_returns_to_the_album_at_the_same_scroll(demo_site, browser):
+    _, url = demo_site
+    context = browser.new_context(viewport={"width": 500, "height": 500})
+    page = context.new_page()
+    page.goto(url + "mountains/")
+    page.evaluate("() => window.scrollTo(0, 400)")
+    page.wait_for_timeout(100)
+    before = page.evaluate("() => scrollY")
+    assert before > 0
+    page.locator(".grid li:nth-child(4) a").click()
+    page.wait_for_url(url + "mountains/img-0004/")
+    page.go_back()
+    page.wait_for_url(url + "mountains/")
+    assert page.locator(".lb").is_hidden()
+    assert page.evaluate("() => scrollY") == before
+    context.close()
+
+
+def test_focus_is_trapped_and_returned(demo_site, page):
+    _, url = demo_site
+    page.goto(url + "mountains/")
+    link = page.locator(".grid li:nth-child(3) a")
+    link.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_url(url + "mountains/img-0003/")
+    assert page.evaluate("() => document.activeElement.dataset.lb") == "close"
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        assert page.evaluate("() => document.querySelector('.lb').contains(document.activeElement)")
+    for _ in range(3):
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate("() => document.querySelector('.lb').contains(document.activeElement)")
+    page.keyboard.press("Escape")
+    page.wait_for_url(url + "mountains/")
+    assert page.evaluate("() => document.activeElement.getAttribute('href')").endswith("mountains/img-0003/")
+    labels = page.evaluate("() => [...document.querySelectorAll('.lb button')].map(b => b.getAttribute('aria-label'))")
+    assert all(labels)
+
+
+def test_touch_swipe_moves_between_photos(demo_site, browser):
+    _, url = demo_site
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True, device_scale_factor=2)
+    page = context.new_page()
+    page.goto(url + "mountains/")
+    page.locator(".grid li:nth-child(1) a").tap()
+    page.wait_for_url(url + "mountains/img-0001/")
+    cdp = context.new_cdp_session(page)
+
+    def swipe(x0, x1, y=420):
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y}]})
+        for i in range(1, 6):
+            cdp.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x0 + (x1 - x0) * i / 5, "y": y}]})
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+    swipe(330, 60)
+    page.wait_for_url(url + "mountains/img-0002/")
+    swipe(330, 60)
+    page.wait_for_url(url + "mountains/img-0003/")
+    swipe(60, 330)
+    page.wait_for_url(url + "mountains/img-0002/")
+    # on a photo page opened directly, a swipe follows the page's links
+    page.goto(url + "mountains/img-0004/")
+    page.wait_for_load_state("load")
+    swipe(330, 60, y=200)
+    page.wait_for_url(url + "mountains/img-0005/")
+    context.close()
+
+
+def test_zoom_shows_the_largest_published_size(demo_site, page):
+    _, url = demo_site
+    page.set_viewport_size({"width": 800, "height": 600})
+    page.goto(url + "mountains/")
+    page.click(".grid li:nth-child(1) a")
+    page.wait_for_function("() => document.querySelector('.lb .lb-img') && document.querySelector('.lb .lb-img').complete")
+    fitted = page.locator(".lb .lb-img").bounding_box()["width"]
+    page.keyboard.press("z")
+    page.wait_for_timeout(400)
+    zoomed = page.locator(".lb .lb-img").bounding_box()["width"]
+    largest = json.loads(page.locator("#albumen-items").inner_text())[0]["w"]
+    assert zoomed > fitted and abs(zoomed - largest) <= 2
+    page.keyboard.press("Escape")  # first Escape leaves zoom
+    page.wait_for_timeout(300)
+    assert page.locator(".lb").is_visible()
+
+
+def test_no_console_errors_on_any_page(demo_site, browser):
+    site, url = demo_site
+    pages = sorted(crawl(site).pages)
+    assert len(pages) > 30
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(f"{page.url}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"{page.url}: {e}"))
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    for rel in pages:
+        page.goto(url + rel)
+        page.wait_for_load_state("load")
+    assert errors == []
+    context.close()
+
+
+def test_without_javascript_every_photo_is_reachable(demo_site, browser):
+    site, url = demo_site
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    seen, queue, photos = set(), [url], set()
+    while queue:
+        current = queue.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        page.goto(current)
+        if page.locator("img.photo-image").count():
+            assert page.evaluate("() => document.querySelector('img.photo-image').naturalWidth") > 0
+            photos.add(current)
+        for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
+            if href.startswith(url) and "#" not in href and not href.endswith((".jpg", ".png", ".webp")):
+                queue.append(href)
+    assert len(photos) == 24
+    context.close()
+
+
+@pytest.mark.parametrize("path", ["", "mountains/", "mountains/img-0001/", "city-at-night/img-0009/"])
+def test_axe_finds_no_serious_violations(demo_site, page, path):
+    from axe_playwright_python.sync_playwright import Axe
+
+    _, url = demo_site
+    page.goto(url + path)
+    results = Axe().run(page)
+    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in results.response["violations"]
+           if v["impact"] in ("serious", "critical")]
+    assert bad == []
+
+
+def test_axe_in_the_open_lightbox(demo_site, page):
+    from axe_playwright_python.sync_playwright import Axe
+
+    _, url = demo_site
+    page.goto(url + "mountains/")
+    page.click(".grid li:nth-child(1) a")
+    page.wait_for_selector(".lb .lb-img", state="visible")
+    results = Axe().run(page)
+    bad = [(v["id"], v["impact"]) for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert bad == []
+
+
+def test_no_layout_shift_and_screenshots(demo_site, browser):
+    _, url = demo_site
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for name, viewport, mobile in (("phone", {"width": 390, "height": 844}, True), ("desktop", {"width": 1440, "height": 900}, False)):
+        context = browser.new_context(viewport=viewport, is_mobile=mobile, has_touch=mobile)
+        page = context.new_page()
+        page.add_init_script(
+            "window.__cls = 0; new PerformanceObserver(l => { for (const e of l.getEntries())"
+            " if (!e.hadRecentInput) window.__cls += e.value; }).observe({type: 'layout-shift', buffered: true});"
+        )
+        for path, shot in (("", "home"), ("mountains/", "album"), ("mountains/img-0001/", "photo")):
+            page.goto(url + path)
+            page.wait_for_load_state("networkidle")
+            assert page.evaluate("() => window.__cls") == 0, f"layout shift on {path} ({name})"
+            page.screenshot(path=str(ARTIFACTS / f"{name}-{shot}.png"), full_page=True)
+        page.goto(url + "mountains/")
+        page.click(".grid li:nth-child(2) a")
+        page.wait_for_function("() => document.querySelector('.lb .lb-img').complete")
+        page.screenshot(path=str(ARTIFACTS / f"{name}-lightbox.png"))
+        context.close()
+    assert len(list(ARTIFACTS.glob("*.png"))) >= 8
