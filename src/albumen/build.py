@@ -174,32 +174,43 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
 
     # -- pages ------------------------------------------------------------------
     renderer = SiteRenderer(RenderContext(gallery, plan, placeholders, config, theme))
-    tasks = renderer.tasks()
     statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
     derivatives = [spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs]
-    indexes = folder_index_pages([t.dest_uri for t in tasks] + derivatives + list(statics), config.pages.links)
-    current = {t.dest_uri for t in tasks} | set(derivatives) | set(statics) | {p.dest_uri for p in indexes}
-    cache.add_outputs(current)
-
+    cache.add_outputs([*derivatives, *statics])
     old_keys = cache.get_page_keys()
-    stale_tasks = [
-        t for t in tasks
-        if options.force
-        or old_keys.get(t.dest_uri) != t.key
-        or (t.album_uri is not None and _album_forced(t.album_uri, options))
-        or not os.path.exists(os.path.join(output, *t.dest_uri.split("/")))
-    ]
-    reporter.phase("Writing pages", total=len(stale_tasks))
+    reporter.phase("Writing pages")
     sink = DiskSink(str(output))
     new_keys: dict[str, str] = {}
-    for task in stale_tasks:
-        sink.write(task.dest_uri, renderer.render(task).content)
-        new_keys[task.dest_uri] = task.key
-        reporter.advance(task.dest_uri)
+    pages: list[str] = []
+    pending: list = []
+
+    def flush() -> None:
+        cache.add_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
+        for task in pending:
+            sink.write(task.dest_uri, renderer.render(task).content)
+            new_keys[task.dest_uri] = task.key
+            reporter.advance(task.dest_uri)
+        pending.clear()
+
+    for task in renderer.tasks():  # album by album: views never all in memory at once
+        pages.append(task.dest_uri)
+        if (
+            options.force
+            or old_keys.get(task.dest_uri) != task.key
+            or (task.album_uri is not None and _album_forced(task.album_uri, options))
+            or not os.path.exists(os.path.join(output, *task.dest_uri.split("/")))
+        ):
+            pending.append(task)
+            if len(pending) >= 500:
+                flush()
+    flush()
+    indexes = folder_index_pages(pages + derivatives + list(statics), config.pages.links)
+    cache.add_outputs(p.dest_uri for p in indexes)
     for page in indexes:
         sink.write(page.dest_uri, page.content)
     for dest_uri, path in statics.items():
         sink.copy(dest_uri, str(path))
+    current = {*pages, *derivatives, *statics, *(p.dest_uri for p in indexes)}
 
     # -- stale outputs: only files this tool recorded, and never outside the output ----------
     stale = cache.get_outputs() - current
@@ -215,7 +226,7 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     report.ignored = gallery.ignored
     report.skipped = sorted(gallery.skipped, key=lambda s: s.src_uri)
     report.warnings += gallery.warnings + plan.warnings
-    report.pages_rendered = len(stale_tasks)
+    report.pages_rendered = len(new_keys)
     report.pages_written = len(sink.written)
 
 

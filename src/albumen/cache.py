@@ -129,12 +129,11 @@ class BuildCache(ScanCache):
             self.flush()
 
     def forget_missing(self, seen: set[str]) -> None:
-        """Drop records of source files that no longer exist."""
+        """Drop records of source files that no longer exist. Ends the scan: the records leave memory."""
         gone = [uri for uri in self._load_files() if uri not in seen]
         if gone:
             self._transaction("DELETE FROM files WHERE src_uri = ?", [(u,) for u in gone])
-            for uri in gone:
-                del self._load_files()[uri]
+        self._files = None
 
     def flush(self) -> None:
         if self._pending_files:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Camera:
     make: str | None = None
     model: str | None = None
@@ -22,14 +22,14 @@ class Camera:
     focal_length_35mm: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GPS:
     latitude: float
     longitude: float
     altitude: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EmbeddedMetadata:
     """What the file itself says, merged across EXIF, IPTC and XMP by precedence (XMP > IPTC > EXIF)."""
 
@@ -46,7 +46,7 @@ class EmbeddedMetadata:
     gps: GPS | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MediaInfo:
     """How to decode the file and what it looks like, learnt from its header only."""
 
@@ -60,7 +60,7 @@ class MediaInfo:
     duration: float | None = None  # seconds, videos
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sidecar:
     """A Markdown sidecar: header keys (lower-case) and the body rendered to HTML."""
 
@@ -69,7 +69,7 @@ class Sidecar:
     body_html: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Media:
     src_uri: str
     album_uri: str
@@ -100,7 +100,7 @@ class Media:
         return self.name.rsplit(".", 1)[0] if "." in self.name[1:] else self.name
 
 
-@dataclass
+@dataclass(slots=True)
 class Album:
     src_uri: str
     name: str  # folder name ('' for the root)
@@ -127,7 +127,7 @@ class Album:
         return 0 if not self.src_uri else self.src_uri.count("/") + 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Skipped:
     """A file that looked like media but could not be used, and why."""
 
@@ -135,7 +135,7 @@ class Skipped:
     reason: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Gallery:
     albums: dict[str, Album] = field(default_factory=dict)
     media: dict[str, Media] = field(default_factory=dict)

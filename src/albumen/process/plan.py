@@ -31,7 +31,7 @@ RESERVED_ALBUM = {"page", "index.html"}
 MAX_THUMB_ASPECT = 3.0
 
 
-@dataclass
+@dataclass(slots=True)
 class MediaPlan:
     src_uri: str
     dest_dir: str  # the photo page lives at dest_dir/index.html

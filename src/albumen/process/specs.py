@@ -16,7 +16,7 @@ PROCESSING_VERSION = "2"
 EXTENSIONS = {"jpeg": "jpg", "webp": "webp", "avif": "avif", "gif": "gif", "png": "png"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OutputSpec:
     """One derivative: where it goes and exactly what it looks like."""
 
@@ -30,7 +30,7 @@ class OutputSpec:
     animated: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ImageJob:
     """Everything needed to make all derivatives of one image from a single decode."""
 
@@ -53,13 +53,13 @@ class ImageJob:
     placeholder_source: str | None = None  # an existing thumbnail to take the placeholder from
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Placeholder:
     colour: str  # '#rrggbb', the image's average
     data_uri: str  # a tiny blurred preview, inlined in pages
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JobResult:
     job_id: str
     ok: bool

@@ -24,22 +24,21 @@ class Fingerprinter:
 
     def media(self, view: MediaView) -> str:
         key = self._media.get(id(view))
-        if key is None:
+        if key is None:  # only a digest is kept: 100,000 photos must not hold 100,000 long strings
             own = repr(tuple(getattr(view, name) for name in _MEDIA_FIELDS))
             links = (view.prev.url if view.prev else "", view.next.url if view.next else "")
-            key = self._media[id(view)] = own + repr(links)
+            key = self._media[id(view)] = digest(own, *links)
         return key
 
     def album(self, view: AlbumView, card: bool = False) -> str:
         """An album as its page header shows it (card=True: as a sub-album card)."""
         if card and id(view) in self._cards:
             return self._cards[id(view)]
-        key = repr(tuple(getattr(view, name) for name in _ALBUM_FIELDS))
-        key += self.media(view.cover) if view.cover else ""
+        key = digest(repr(tuple(getattr(view, name) for name in _ALBUM_FIELDS)), self.media(view.cover) if view.cover else "")
         if card:
             self._cards[id(view)] = key
         else:
-            key += "".join(self.album(child, card=True) for child in view.children)
+            key = digest(key, *(self.album(child, card=True) for child in view.children))
         return key
 
     def data(self, value) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from markupsafe import Markup
 from .. import __version__
 from ..config import Config
 from ..errors import BuildError
-from ..model import Album, Gallery, Media
+from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan
 from ..process.specs import OutputSpec, Placeholder
 from .env import absolute_url, make_environment, theme_dirs
@@ -84,36 +85,34 @@ def _image_ref(spec: OutputSpec) -> ImageRef:
 
 
 class ViewBuilder:
-    """Builds every view once; pages then reuse them."""
+    """Builds views one album at a time, so memory stays flat however large the gallery."""
 
     def __init__(self, ctx: RenderContext) -> None:
         self.ctx = ctx
         self.config = ctx.config
         self.gettext, self.ngettext = gettext_for(ctx.config.language)
-        self.media_views: dict[str, MediaView] = {}
-        self.album_views: dict[str, AlbumView] = {}
+        self._crumbs: dict[str, list[Link]] = {}
 
     def album_url(self, uri: str) -> str:
         folder = self.ctx.plan.album_dirs[uri]
         return f"{folder}/" if folder else ""
 
-    def build(self) -> None:
-        gallery = self.ctx.gallery
-        for album in gallery.walk_albums():
-            self._build_album(album)
-        for album in gallery.walk_albums():
-            view = self.album_views[album.src_uri]
-            view.children = [self.album_views[c] for c in album.children]
+    def crumbs(self, uri: str) -> list[Link]:
+        """Links to the ancestors of an album, home first."""
+        if uri not in self._crumbs:
+            album = self.ctx.gallery.albums[uri]
+            parent = album.parent_uri
+            if parent is None:
+                self._crumbs[uri] = []
+            else:
+                self._crumbs[uri] = [*self.crumbs(parent), Link(self.ctx.gallery.albums[parent].title, self.album_url(parent))]
+        return self._crumbs[uri]
 
-    def _build_album(self, album: Album) -> None:
+    def album(self, uri: str, full: bool = True) -> AlbumView:
+        """An album's view. full=False: a sub-album card (no media, no children)."""
         gallery = self.ctx.gallery
+        album = gallery.albums[uri]
         lang = self.config.language
-        crumbs = []
-        parent = album.parent_uri
-        while parent is not None:
-            p = gallery.albums[parent]
-            crumbs.insert(0, Link(p.title, self.album_url(parent)))
-            parent = p.parent_uri
         view = AlbumView(
             src_uri=album.src_uri,
             url=self.album_url(album.src_uri),
@@ -126,34 +125,34 @@ class ViewBuilder:
             photo_count=album.photo_count,
             video_count=album.video_count,
             cover=None,
-            breadcrumbs=crumbs,
+            breadcrumbs=self.crumbs(uri),
             page_size=self.config.pages.page_size,
             depth=album.depth,
         )
-        self.album_views[album.src_uri] = view
-        media = [gallery.media[m] for m in album.media]
-        views = [self._media_view(m, i + 1, len(media), view) for i, m in enumerate(media)]
-        for prev, nxt in zip(views, views[1:], strict=False):
-            prev.next, nxt.prev = nxt, prev
-        view.media = views
-        if album.cover:
-            view.cover = self.media_views.get(album.cover) or self._cover_view(album.cover)
+        if full:
+            link = Link(album.title, view.url)
+            media = [gallery.media[m] for m in album.media]
+            views = [self.media_view(m, i + 1, len(media), link) for i, m in enumerate(media)]
+            for prev, nxt in zip(views, views[1:], strict=False):
+                prev.next, nxt.prev = nxt, prev
+            view.media = views
+            view.children = [self.album(c, full=False) for c in album.children]
+            if album.cover:
+                view.cover = next((v for v in views if v.src_uri == album.cover), None)
+        if album.cover and view.cover is None:
+            view.cover = self.standalone(album.cover)
+        return view
 
-    def _cover_view(self, uri: str) -> MediaView | None:
+    def standalone(self, uri: str) -> MediaView | None:
+        """A photo's view outside its album page (a cover, later a stream item): no neighbours."""
         media = self.ctx.gallery.media.get(uri)
         if media is None:
             return None
         album = self.ctx.gallery.albums[media.album_uri]
         position = album.media.index(uri) + 1 if uri in album.media else 1
-        holder = self.album_views.get(media.album_uri)
-        if holder is None:  # the cover's album is built later (covers come from below)
-            self._build_album(album)
-            return self.media_views.get(uri)
-        return self._media_view(media, position, len(album.media), holder)
+        return self.media_view(media, position, len(album.media), Link(album.title, self.album_url(album.src_uri)))
 
-    def _media_view(self, media: Media, index: int, count: int, album: AlbumView) -> MediaView:
-        if media.src_uri in self.media_views:
-            return self.media_views[media.src_uri]
+    def media_view(self, media: Media, index: int, count: int, album: Link) -> MediaView:
         plan = self.ctx.plan.media[media.src_uri]
         lang = self.config.language
         gettext = self.gettext
@@ -199,12 +198,11 @@ class ViewBuilder:
             placeholder_uri=placeholder.data_uri,
             index=index,
             count=count,
-            album=Link(album.title, album.url),
+            album=album,
             album_page_url=f"{album_page}#{slug}",
             original=_image_ref(plan.original) if plan.original else None,
             original_name=media.name if plan.original else None,
         )
-        self.media_views[media.src_uri] = view
         return view
 
 
@@ -221,7 +219,7 @@ class PageTask:
 
 
 class SiteRenderer:
-    """Builds the views once, lists every page with its key, and renders pages on demand."""
+    """Lists every page with its key, album by album, and renders pages on demand."""
 
     def __init__(self, ctx: RenderContext) -> None:
         self.ctx = ctx
@@ -230,10 +228,8 @@ class SiteRenderer:
         self.env = make_environment(dirs, config.language, config.pages.links, config.url)
         self.static = static_files(ctx.theme)
         self.builder = ViewBuilder(ctx)
-        self.builder.build()
-        root = self.builder.album_views[""]
         self.site = SiteView(
-            title=root.title,
+            title=ctx.gallery.root.title,
             description=config.description,
             author=config.author,
             language=config.language,
@@ -244,41 +240,49 @@ class SiteRenderer:
             generator=f"Albumen {__version__}",
             nav=[Link(self.builder.gettext("Home"), "")],
         )
-        self.prints = Fingerprinter()
-        self.global_key = digest(__version__, _theme_fingerprint(dirs), repr(config), self.prints.data(self.site))
+        self.global_key = digest(__version__, _theme_fingerprint(dirs), repr(config), repr(self.site))
 
     def _canonical(self, url: str) -> str | None:
         config = self.ctx.config
         return absolute_url(config.url, url, config.pages.links) or None
 
-    def tasks(self) -> list[PageTask]:
-        out: list[PageTask] = []
+    def tasks(self) -> Iterator[PageTask]:
+        """Every page of the site. Views live only while their album's pages are listed."""
+        seen: dict[str, str] = {}
+        for album in self.ctx.gallery.walk_albums():
+            for task in self._album_tasks(album.src_uri):
+                _claim(seen, task)
+                yield task
+        page = PageView(dir="", title=self.builder.gettext("Page not found"), kind="404")
+        task = PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
+        _claim(seen, task)
+        yield task
+
+    def _album_tasks(self, uri: str) -> Iterator[PageTask]:
         config = self.ctx.config
-        fp = self.prints
-        for album in self.builder.album_views.values():
-            count = album.page_count
-            urls = [album.page_url(n) for n in range(1, count + 1)]
-            header = fp.album(album)
-            for n in range(1, count + 1):
-                url = urls[n - 1]
-                cover = album.cover
-                page = PageView(
-                    dir=url.rstrip("/"),
-                    title=album.title if n == 1 else f"{album.title} ({n}/{count})",
-                    kind="album",
-                    canonical=self._canonical(url),
-                    description=plain_text(str(album.description), 200) or config.description,
-                    image=absolute_url(config.url, cover.largest.src) if cover and config.url else None,
-                    pagination=Pagination(n, count, urls) if count > 1 else None,
-                )
-                start = (n - 1) * album.page_size
-                media = album.media[start : start + album.page_size]
-                key = digest(self.global_key, "album.html", fp.data(page), header, *(fp.media(m) for m in media))
-                out.append(
-                    PageTask(f"{url}index.html", "album.html", page, {"album": album, "media": media}, key, album.src_uri)
-                )
-        for media in self.builder.media_views.values():
-            album = self.builder.album_views[self.ctx.gallery.media[media.src_uri].album_uri]
+        fp = Fingerprinter()
+        album = self.builder.album(uri)
+        count = album.page_count
+        urls = [album.page_url(n) for n in range(1, count + 1)]
+        header = fp.album(album)
+        for n in range(1, count + 1):
+            url = urls[n - 1]
+            cover = album.cover
+            page = PageView(
+                dir=url.rstrip("/"),
+                title=album.title if n == 1 else f"{album.title} ({n}/{count})",
+                kind="album",
+                canonical=self._canonical(url),
+                description=plain_text(str(album.description), 200) or config.description,
+                image=absolute_url(config.url, cover.largest.src) if cover and config.url else None,
+                pagination=Pagination(n, count, urls) if count > 1 else None,
+            )
+            start = (n - 1) * album.page_size
+            media = album.media[start : start + album.page_size]
+            key = digest(self.global_key, "album.html", repr(page), header, *(fp.media(m) for m in media))
+            yield PageTask(f"{url}index.html", "album.html", page, {"album": album, "media": media}, key, album.src_uri)
+        crumbs = repr(album.breadcrumbs) + album.title + album.url
+        for media in album.media:
             page = PageView(
                 dir=media.url.rstrip("/"),
                 title=f"{media.title} – {album.title}" if media.title else media.alt,
@@ -288,14 +292,9 @@ class SiteRenderer:
                 image=absolute_url(config.url, media.largest.src) if config.url else None,
             )
             neighbours = [fp.media(m) if m else "" for m in (media.prev, media.next)]
-            crumbs = fp.data(album.breadcrumbs) + album.title + album.url
-            key = digest(self.global_key, "media.html", fp.data(page), fp.media(media), *neighbours, crumbs)
+            key = digest(self.global_key, "media.html", repr(page), fp.media(media), *neighbours, crumbs)
             context = {"media": media, "album": album}
-            out.append(PageTask(f"{media.url}index.html", "media.html", page, context, key, album.src_uri))
-        page = PageView(dir="", title=self.builder.gettext("Page not found"), kind="404")
-        out.append(PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html")))
-        _check_unique(out)
-        return out
+            yield PageTask(f"{media.url}index.html", "media.html", page, context, key, album.src_uri)
 
     def render(self, task: PageTask) -> Page:
         try:
@@ -323,15 +322,14 @@ def render_pages(ctx: RenderContext) -> list[Page]:
     return [renderer.render(task) for task in renderer.tasks()]
 
 
-def _check_unique(pages: list[PageTask]) -> None:
-    seen: dict[str, str] = {}
-    for page in pages:
-        if page.dest_uri in seen:
-            raise BuildError(
-                f"two pages claim one output path: {page.dest_uri} ({seen[page.dest_uri]} and {page.template})",
-                hint="rename one of the folders or files involved",
-            )
-        seen[page.dest_uri] = page.template
+def _claim(seen: dict[str, str], task: PageTask) -> None:
+    """Two pages claiming one output path is a build error, found before anything is written."""
+    if task.dest_uri in seen:
+        raise BuildError(
+            f"two pages claim one output path: {task.dest_uri} ({seen[task.dest_uri]} and {task.template})",
+            hint="rename one of the folders or files involved",
+        )
+    seen[task.dest_uri] = task.template
 
 
 def folder_index_pages(dest_uris: list[str], links: str = "directory") -> list[Page]:

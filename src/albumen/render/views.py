@@ -15,7 +15,7 @@ from markupsafe import Markup
 from .i18n import format_date, format_date_range, format_datetime
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ImageRef:
     """One published image file. `src` is relative to the site root."""
 
@@ -31,7 +31,7 @@ class ImageRef:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SourceSet:
     """All sizes of one image in one format, smallest first."""
 
@@ -43,13 +43,13 @@ class SourceSet:
         return self.images[0].mime
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Link:
     title: str
     url: str  # site-root-relative; '' is the home page
 
 
-@dataclass
+@dataclass(slots=True)
 class MediaView:
     src_uri: str
     kind: str  # 'image' | 'video'
@@ -105,7 +105,7 @@ class MediaView:
         return self.title or ""
 
 
-@dataclass
+@dataclass(slots=True)
 class AlbumView:
     src_uri: str
     url: str  # 'trip/' ('' for the home page)
@@ -136,7 +136,7 @@ class AlbumView:
         return (index - 1) // self.page_size + 1
 
 
-@dataclass
+@dataclass(slots=True)
 class Pagination:
     number: int
     count: int
@@ -161,7 +161,7 @@ class Pagination:
         return out
 
 
-@dataclass
+@dataclass(slots=True)
 class PageView:
     """The page being rendered: its folder decides how every link is written."""
 
@@ -176,7 +176,7 @@ class PageView:
     feeds: list[tuple[str, str, str]] = field(default_factory=list)  # (mime, title, site-relative url)
 
 
-@dataclass
+@dataclass(slots=True)
 class SiteView:
     title: str
     description: str

@@ -33,7 +33,7 @@ LIVE_PHOTO_EXTS = {".mov", ".mp4"}
 LIVE_PHOTO_STILLS = {".heic", ".heif", ".hif", ".jpg", ".jpeg"}
 
 
-@dataclass
+@dataclass(slots=True)
 class FileRecord:
     """What one media file told the scan. Plain data: cacheable and safe to send between processes."""
 
