@@ -12,9 +12,10 @@ rebuilt from every results file present, so scenarios can be run one at a time.
 
 What is measured, per command: wall time; CPU time (user + sys) of the whole process tree, from
 os.wait4 on the tool's process (which includes every descendant it waited for); the peak RSS of the
-biggest single process (the larger of ru_maxrss and the sampled value); and the peak total RSS and
-PSS of the process tree, sampled with psutil every 50 ms (RSS counts pages shared between forked
-workers once per process; PSS splits them, so it is the honest "memory used" number).
+biggest single process (its kernel high-water mark VmHWM, read while sampling); and the peak total
+RSS and PSS of the process tree, sampled with psutil every 50 ms (RSS counts pages shared between
+forked workers once per process; PSS splits them, so it is the honest "memory used" number). The
+CPU time the rest of the machine used during each run is recorded too, to flag disturbed numbers.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import re
 import shlex
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import threading
@@ -36,7 +36,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import psutil
+try:
+    import psutil
+except ImportError:  # pragma: no cover
+    sys.exit("bench.py needs psutil: pip install -r bench/requirements.txt")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpora  # noqa: E402
@@ -74,6 +77,7 @@ def rel(p: Path | str) -> str:
 
 # ----------------------------------------------------------------------------- measuring
 
+
 @dataclass
 class Run:
     label: str
@@ -88,6 +92,10 @@ class Run:
     peak_tree_rss: int = 0
     peak_tree_pss: int = 0
     max_procs: int = 0
+    other_cpu: float = 0.0  # CPU seconds the machine spent on anything but this tool during the run
+    harness_cpu: float = 0.0  # CPU seconds bench.py itself used meanwhile (mostly the sampler)
+    waited_for_quiet: float = 0.0
+    load_before: float = 0.0
     out_images: int = 0
     out_image_bytes: int = 0
     out_html: int = 0
@@ -104,66 +112,174 @@ class Run:
         return self.rc == 0
 
 
-def measure(label: str, tool: str, cmd: list[str], *, cwd: Path, env: dict | None = None,
-            log: Path, interval: float = 0.05) -> Run:
+QUIET = {"max_wait": 60.0}
+
+
+def wait_quiet(max_wait: float | None = None, threshold: float = 0.15) -> float:
+    """Wait (up to max_wait s) until the rest of the machine uses under `threshold` of a core over 1 s.
+    Other sessions may share this machine; their load shows up as 'other load' and skews wall times."""
+    max_wait = QUIET["max_wait"] if max_wait is None else max_wait
+    if max_wait <= 0:
+        return 0.0
+    t0 = time.perf_counter()
+    while True:
+        a = _busy(psutil.cpu_times())
+        time.sleep(1.0)
+        if _busy(psutil.cpu_times()) - a < threshold or time.perf_counter() - t0 >= max_wait:
+            return time.perf_counter() - t0
+
+
+def measure(
+    label: str,
+    tool: str,
+    cmd: list[str],
+    *,
+    cwd: Path,
+    env: dict | None = None,
+    log: Path,
+    interval: float = 0.05,
+    rescan: float = 0.25,
+    pss_every: float = 0.2,
+) -> Run:
+    """Run cmd to completion and measure it (see the module doc). The sampler reads /proc directly:
+    RSS and VmHWM every `interval` s, the process tree every `rescan` s and PSS (costlier) every
+    `pss_every` s, so that the harness itself stays at a few % of one core."""
     run = Run(label=label, tool=tool, cmd=[str(c) for c in cmd])
     log.parent.mkdir(parents=True, exist_ok=True)
     full_env = dict(os.environ, **(env or {}))
     full_env.pop("FORCE_COLOR", None)
     done = threading.Event()
-    cpu_seen: dict[tuple[int, float], float] = {}
+    cpu_seen: dict[tuple[int, int], float] = {}
+    run.waited_for_quiet = wait_quiet()
+    run.load_before = os.getloadavg()[0]
+    sys0 = psutil.cpu_times()
+    self0 = os.times()
     with open(log, "wb") as logf:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(run.cmd, cwd=cwd, env=full_env, stdout=logf, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-        root = psutil.Process(proc.pid)
+        proc = subprocess.Popen(
+            run.cmd,
+            cwd=cwd,
+            env=full_env,
+            stdout=logf,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
         def sample() -> None:
+            pids: list[int] = [proc.pid]
+            next_scan = next_pss = 0.0
             while not done.is_set():
-                try:
-                    procs = [root] + root.children(recursive=True)
-                except psutil.Error:
-                    procs = []
-                rss = pss = 0
-                n = 0
-                for q in procs:
-                    try:
-                        mem = q.memory_full_info()
-                        ct = q.cpu_times()
-                    except psutil.Error:
+                now = time.perf_counter()
+                if now >= next_scan:
+                    pids = _tree(proc.pid, cpu_seen)
+                    next_scan = now + rescan
+                rss = n = 0
+                for pid in pids:
+                    m = _rss_hwm(pid)
+                    if m is None:
                         continue
                     n += 1
-                    rss += mem.rss
-                    pss += getattr(mem, "pss", mem.rss)
-                    run.peak_proc_rss = max(run.peak_proc_rss, mem.rss)
-                    cpu_seen[(q.pid, q.create_time())] = ct.user + ct.system
+                    rss += m[0]
+                    run.peak_proc_rss = max(run.peak_proc_rss, m[0], m[1])
                 run.peak_tree_rss = max(run.peak_tree_rss, rss)
-                run.peak_tree_pss = max(run.peak_tree_pss, pss)
                 run.max_procs = max(run.max_procs, n)
+                if now >= next_pss:
+                    run.peak_tree_pss = max(run.peak_tree_pss, sum(_pss(pid) for pid in pids))
+                    next_pss = now + pss_every
                 done.wait(interval)
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        deadline = t0 + TIMEOUT
-        while True:
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                os.killpg(proc.pid, signal.SIGKILL)
-            time.sleep(0.005)
+        killer = threading.Timer(TIMEOUT, lambda: os.killpg(proc.pid, signal.SIGKILL))
+        killer.start()
+        _pid, status, ru = os.wait4(proc.pid, 0)
         run.wall = time.perf_counter() - t0
+        killer.cancel()
         proc.returncode = run.rc = os.waitstatus_to_exitcode(status)
         done.set()
         sampler.join()
     run.cpu_user, run.cpu_sys = ru.ru_utime, ru.ru_stime
+    sys1, self1 = psutil.cpu_times(), os.times()
+    busy = _busy(sys1) - _busy(sys0)
+    run.harness_cpu = (self1.user + self1.system) - (self0.user + self0.system)
+    run.other_cpu = max(0.0, busy - run.cpu - run.harness_cpu)
     run.cpu_sampled = sum(cpu_seen.values())
-    run.peak_proc_rss = max(run.peak_proc_rss, ru.ru_maxrss * 1024)
+    # ru.ru_maxrss is not used: Linux carries the harness's own peak RSS into a child across fork/exec.
     run.log = rel(log)
     text = log.read_text(errors="replace")
     run.log_tail = "\n".join(text.strip().splitlines()[-12:])
     run.parsed = parse_log(text)
     return run
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _tree(root: int, cpu_seen: dict) -> list[int]:
+    """root and all its descendants, from /proc/*/stat; records each one's CPU seconds in cpu_seen."""
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[bytes]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()
+        pid = int(name)
+        stats[pid] = fields
+        children.setdefault(int(fields[1]), []).append(pid)
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in stats:
+            continue
+        out.append(pid)
+        f = stats[pid]
+        # fields after "(comm) ": state ppid ... utime(11) stime(12) ... starttime(19)
+        cpu_seen[(pid, int(f[19]))] = (int(f[11]) + int(f[12])) / _TICK
+        todo.extend(children.get(pid, ()))
+    return out
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _rss_hwm(pid: int) -> tuple[int, int] | None:
+    """(RSS, VmHWM) of one process in bytes, from /proc/PID/status (cheap). VmHWM is its peak RSS since
+    exec (a forked worker starts from its parent's)."""
+    rss = hwm = 0
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    hwm = int(line.split()[1]) * 1024
+                elif line.startswith(b"VmRSS:"):
+                    rss = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        return None
+    return rss, hwm
+
+
+def _pss(pid: int) -> int:
+    """PSS of one process in bytes, from /proc/PID/smaps_rollup (walks the page tables: ~0.5 ms per 300 MB)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _busy(t) -> float:
+    """CPU seconds the whole machine spent working (steal and guest are not ours, iowait is idle)."""
+    return t.user + t.nice + t.system + getattr(t, "irq", 0) + getattr(t, "softirq", 0)
 
 
 def parse_log(text: str) -> dict:
@@ -176,15 +292,29 @@ def parse_log(text: str) -> dict:
         out["images_processed"] = int(m.group(1))
     m = re.search(r"built (\d+) albums?, (\d+) photos?, (\d+) videos?, (\d+) skipped in ([\d.]+) s", text)
     if m:
-        out.update(albums=int(m.group(1)), photos=int(m.group(2)), videos=int(m.group(3)),
-                   skipped=int(m.group(4)), reported_seconds=float(m.group(5)))
+        out.update(
+            albums=int(m.group(1)),
+            photos=int(m.group(2)),
+            videos=int(m.group(3)),
+            skipped=int(m.group(4)),
+            reported_seconds=float(m.group(5)),
+        )
     if "Traceback (most recent call last)" in text:
         out["traceback"] = True
     return out
 
 
+def _walk_media(out: Path):
+    """os.walk of the output without the top-level static/ folder (theme assets of both tools)."""
+    for dirpath, dirs, files in os.walk(out):
+        if Path(dirpath) == out and "static" in dirs:
+            dirs.remove("static")
+        yield dirpath, dirs, files
+
+
 def output_stats(run: Run, out: Path) -> None:
-    for dirpath, _dirs, files in os.walk(out):
+    """Count the derivative images (theme assets under static/ excluded) and pages of an output folder."""
+    for dirpath, _dirs, files in _walk_media(out):
         for name in files:
             ext = os.path.splitext(name)[1].lower()
             if ext in IMAGE_EXT:
@@ -196,7 +326,7 @@ def output_stats(run: Run, out: Path) -> None:
 
 def snapshot_images(out: Path) -> dict[str, tuple[int, int]]:
     snap = {}
-    for dirpath, _dirs, files in os.walk(out):
+    for dirpath, _dirs, files in _walk_media(out):
         for name in files:
             if os.path.splitext(name)[1].lower() in IMAGE_EXT:
                 p = os.path.join(dirpath, name)
@@ -217,8 +347,13 @@ def warm(src: Path) -> None:
 
 # ----------------------------------------------------------------------------- the two tools
 
-def sigal_conf(path: Path, img_size: tuple[int, int], thumb_size: tuple[int, int] = SIGAL_THUMB,
-               quality: int = SIGAL_QUALITY) -> Path:
+
+def sigal_conf(
+    path: Path,
+    img_size: tuple[int, int],
+    thumb_size: tuple[int, int] = SIGAL_THUMB,
+    quality: int = SIGAL_QUALITY,
+) -> Path:
     path.write_text(
         "# What `sigal init` writes (theme, sizes), source/destination given on the command line,\n"
         "# and Sigal's default jpg_options spelled out so the JPEG quality is on record.\n"
@@ -236,8 +371,10 @@ def albumen_conf(path: Path, body: str) -> Path:
 
 
 def albumen_toml(sizes: list[int], quality: int, thumb_height: int, extra: str = "") -> str:
-    return (f"[images]\nsizes = [{', '.join(map(str, sizes))}]\nquality = {quality}\n{extra}"
-            f"\n[thumbnails]\nheight = {thumb_height}\n")
+    return (
+        f"[images]\nsizes = [{', '.join(map(str, sizes))}]\nquality = {quality}\n{extra}"
+        f"\n[thumbnails]\nheight = {thumb_height}\n"
+    )
 
 
 class Tools:
@@ -253,8 +390,17 @@ class Tools:
         output_stats(run, out)
         return run
 
-    def albumen(self, label: str, src: Path, out: Path, conf: Path | None, cache: Path, log: Path, cwd: Path,
-                flags: tuple[str, ...] = ("-q",)) -> Run:
+    def albumen(
+        self,
+        label: str,
+        src: Path,
+        out: Path,
+        conf: Path | None,
+        cache: Path,
+        log: Path,
+        cwd: Path,
+        flags: tuple[str, ...] = ("-q",),
+    ) -> Run:
         cmd = albumen_cmd() + ["build", str(src), "-o", str(out)]
         if conf is not None:
             cmd += ["-c", str(conf)]
@@ -277,9 +423,13 @@ def fresh(path: Path) -> Path:
 
 def report_run(run: Run) -> None:
     status = "ok" if run.ok else f"FAILED rc={run.rc}"
-    print(f"  {run.tool:8s} {run.label:34s} {run.wall:8.2f} s wall {run.cpu:8.2f} s CPU "
-          f"{mib(run.peak_proc_rss):>7s} max proc {mib(run.peak_tree_pss):>7s} tree PSS  "
-          f"{run.out_images} images  {status}", flush=True)
+    print(
+        f"  {run.tool:8s} {run.label:34s} {run.wall:8.2f} s wall {run.cpu:8.2f} s CPU "
+        f"{mib(run.peak_proc_rss):>7s} max proc {mib(run.peak_tree_pss):>7s} tree PSS  "
+        f"{run.out_images} images  {status}"
+        + (f"  (other load on the machine: {run.other_cpu:.1f} CPU s)" if run.other_cpu > 0.5 else ""),
+        flush=True,
+    )
     if not run.ok or run.parsed.get("traceback"):
         print("    log: " + run.log + "\n    " + run.log_tail.replace("\n", "\n    "), flush=True)
 
@@ -289,6 +439,7 @@ def mib(n: int) -> str:
 
 
 # ----------------------------------------------------------------------------- scenarios
+
 
 @dataclass
 class Ctx:
@@ -315,14 +466,18 @@ def scenario_full(ctx: Ctx, name: str = "full") -> dict:
     if name == "full":
         scon = sigal_conf(work / "sigal.conf.py", SIGAL_IMG)
         acon = albumen_conf(work / "albumen.toml", albumen_toml([800], SIGAL_QUALITY, SIGAL_THUMB[1]))
-        spec = (f"Sigal: img_size {SIGAL_IMG}, thumb_size {SIGAL_THUMB} (cropped to fill), JPEG quality "
-                f"{SIGAL_QUALITY}. Albumen: sizes [800] (long edge, like Sigal's box with portrait swap), "
-                f"thumbnails height {SIGAL_THUMB[1]} (aspect kept), quality {SIGAL_QUALITY}, plus its placeholder.")
+        spec = (
+            f"Sigal: img_size {SIGAL_IMG}, thumb_size {SIGAL_THUMB} (cropped to fill), JPEG quality "
+            f"{SIGAL_QUALITY}. Albumen: sizes [800] (long edge, like Sigal's box with portrait swap), "
+            f"thumbnails height {SIGAL_THUMB[1]} (aspect kept), quality {SIGAL_QUALITY}, plus its placeholder."
+        )
     else:
         scon = sigal_conf(work / "sigal.conf.py", (2048, 1536))
         acon = None
-        spec = ("Sigal: img_size (2048, 1536), thumb_size (280, 210), JPEG quality 85. Albumen: no config, its "
-                "defaults: srcset widths 640/1024/1600/2048, thumbnails 320 high, placeholder, JPEG quality 82.")
+        spec = (
+            "Sigal: img_size (2048, 1536), thumb_size (280, 210), JPEG quality 85. Albumen: no config, its "
+            "defaults: srcset widths 640/1024/1600/2048, thumbnails 320 high, placeholder, JPEG quality 82."
+        )
     print(f"\n## {name}: {src.name}, {ctx.repeat} run(s) per tool\n  {spec}", flush=True)
     warm(src)
     runs: list[Run] = []
@@ -332,7 +487,9 @@ def scenario_full(ctx: Ctx, name: str = "full") -> dict:
             if tool == "Sigal":
                 r = ctx.tools.sigal(f"cold #{i + 1}", src, d / "out", scon, d / "log.txt", cwd=d)
             else:
-                r = ctx.tools.albumen(f"cold #{i + 1}", src, d / "out", acon, d / "cache", d / "log.txt", cwd=d)
+                r = ctx.tools.albumen(
+                    f"cold #{i + 1}", src, d / "out", acon, d / "cache", d / "log.txt", cwd=d
+                )
             report_run(r)
             runs.append(r)
             if i + 1 < ctx.repeat:
@@ -340,8 +497,14 @@ def scenario_full(ctx: Ctx, name: str = "full") -> dict:
     configs = {"sigal.conf.py": scon.read_text()}
     if acon:
         configs["albumen.toml"] = acon.read_text()
-    return {"scenario": name, "corpus": rel(src), "photos": ctx.c24_count, "spec": spec, "configs": configs,
-            "runs": [asdict(r) for r in runs]}
+    return {
+        "scenario": name,
+        "corpus": rel(src),
+        "photos": ctx.c24_count,
+        "spec": spec,
+        "configs": configs,
+        "runs": [asdict(r) for r in runs],
+    }
 
 
 def scenario_full2048(ctx: Ctx) -> dict:
@@ -356,7 +519,9 @@ def scenario_nochange(ctx: Ctx) -> dict:
     sizes = (1000, 3000) if ctx.quick else ctx.tiny_sizes
     sets += [(f"tiny-{n}", corpora.make_tiny(n), n) for n in sizes]
     sigal_max = 1000 if ctx.quick else ctx.sigal_tiny_max
-    print(f"\n## nochange: cold build, then a rebuild with nothing changed (same output, same cache)", flush=True)
+    print(
+        "\n## nochange: cold build, then a rebuild with nothing changed (same output, same cache)", flush=True
+    )
     runs: list[Run] = []
     for key, src, n in sets:
         warm(src)
@@ -369,15 +534,20 @@ def scenario_nochange(ctx: Ctx) -> dict:
                 if tool == "Sigal":
                     r = ctx.tools.sigal(label, src, d / "out", scon, d / f"log-{phase}.txt", cwd=d)
                 else:
-                    r = ctx.tools.albumen(label, src, d / "out", acon, d / "cache", d / f"log-{phase}.txt", cwd=d)
+                    r = ctx.tools.albumen(
+                        label, src, d / "out", acon, d / "cache", d / f"log-{phase}.txt", cwd=d
+                    )
                 r.parsed.update(corpus=key, n=n, phase=phase)
                 report_run(r)
                 runs.append(r)
                 if not r.ok:
                     break
             shutil.rmtree(d / "out", ignore_errors=True)
-    return {"scenario": "nochange", "configs": {"sigal.conf.py": scon.read_text(), "albumen.toml": acon.read_text()},
-            "runs": [asdict(r) for r in runs]}
+    return {
+        "scenario": "nochange",
+        "configs": {"sigal.conf.py": scon.read_text(), "albumen.toml": acon.read_text()},
+        "runs": [asdict(r) for r in runs],
+    }
 
 
 def _resave(photo: Path) -> None:
@@ -412,22 +582,36 @@ def scenario_changes(ctx: Ctx) -> dict:
     conf.write_text(albumen_toml(sizes, 82, 320, extra))
     out, cache = work / "out", work / "cache"
     warm(src)
-    print(f"\n## changes: Albumen rebuilds after one change each ({n} photos, sizes {sizes} + thumbnail)", flush=True)
+    print(
+        f"\n## changes: Albumen rebuilds after one change each ({n} photos, sizes {sizes} + thumbnail)",
+        flush=True,
+    )
 
     def build(label: str, expected: int | None) -> dict:
         before = snapshot_images(out) if out.exists() else {}
-        r = ctx.tools.albumen(label, src, out, conf, cache, work / f"log-{len(steps)}.txt", cwd=work, flags=("-v",))
+        r = ctx.tools.albumen(
+            label, src, out, conf, cache, work / f"log-{len(steps)}.txt", cwd=work, flags=("-v",)
+        )
         after = snapshot_images(out)
         remade = sorted(p for p, v in after.items() if before.get(p) != v)
         removed = sorted(p for p in before if p not in after)
         report_run(r)
-        step = {"label": label, "expected": expected, "reported": r.parsed.get("derivatives_made"),
-                "remade_files": len(remade), "removed_files": len(removed), "remade_sample": remade[:8],
-                "run": asdict(r)}
+        step = {
+            "label": label,
+            "expected": expected,
+            "reported": r.parsed.get("derivatives_made"),
+            "remade_files": len(remade),
+            "removed_files": len(removed),
+            "remade_sample": remade[:8],
+            "run": asdict(r),
+        }
         got = step["reported"] if step["reported"] is not None else step["remade_files"]
         step["ok"] = r.ok and (expected is None or got == expected)
-        print(f"    derivatives expected {expected}, reported by albumen {step['reported']}, image files "
-              f"(re)written {len(remade)}, removed {len(removed)}", flush=True)
+        print(
+            f"    derivatives expected {expected}, reported by albumen {step['reported']}, image files "
+            f"(re)written {len(remade)}, removed {len(removed)}",
+            flush=True,
+        )
         steps.append(step)
         return step
 
@@ -440,16 +624,27 @@ def scenario_changes(ctx: Ctx) -> dict:
     build(f"(a') one photo touched, same bytes ({touched.name})", 0)
     sidecar.write_text("Title: Bench caption two\n\nA photo with a sidecar.\n")
     s = build("(b) one sidecar's title edited", 0)
-    s["title_in_pages"] = any("Bench caption two" in p.read_text(errors="replace") for p in out.rglob("*.html"))
-    s["old_title_in_pages"] = any("Bench caption one" in p.read_text(errors="replace") for p in out.rglob("*.html"))
-    print(f"    new title in pages: {s['title_in_pages']}, old title still in pages: {s['old_title_in_pages']}")
+    s["title_in_pages"] = any(
+        "Bench caption two" in p.read_text(errors="replace") for p in out.rglob("*.html")
+    )
+    s["old_title_in_pages"] = any(
+        "Bench caption one" in p.read_text(errors="replace") for p in out.rglob("*.html")
+    )
+    print(
+        f"    new title in pages: {s['title_in_pages']}, old title still in pages: {s['old_title_in_pages']}"
+    )
     conf.write_text(albumen_toml(sizes, 82, 280, extra))
     s = build("(c) thumbnails height 320 -> 280", n)
     s["thumbs_280_high"] = _count_height(out, 280)
     print(f"    image files 280 px high in the output: {s['thumbs_280_high']}")
     shutil.rmtree(out, ignore_errors=True)
-    return {"scenario": "changes", "corpus": rel(corpus), "photos": n,
-            "configs": {"albumen.toml (before c)": albumen_toml(sizes, 82, 320, extra)}, "steps": steps}
+    return {
+        "scenario": "changes",
+        "corpus": rel(corpus),
+        "photos": n,
+        "configs": {"albumen.toml (before c)": albumen_toml(sizes, 82, 320, extra)},
+        "steps": steps,
+    }
 
 
 def _count_height(out: Path, height: int) -> int:
@@ -465,15 +660,15 @@ def _count_height(out: Path, height: int) -> int:
 
 # ----------------------------------------------------------------------------- tables
 
+
 def fmt_s(x: float) -> str:
     return f"{x:.1f}" if x >= 10 else f"{x:.2f}"
 
 
-def median_run(runs: list[dict]) -> dict:
+def best_run(runs: list[dict]) -> dict:
+    """The fastest successful run: on a machine other sessions may share, noise only ever adds time."""
     ok = [r for r in runs if r["rc"] == 0] or runs
-    walls = sorted(r["wall"] for r in ok)
-    mid = walls[(len(walls) - 1) // 2]
-    return next(r for r in ok if r["wall"] == mid)
+    return min(ok, key=lambda r: r["wall"])
 
 
 def status(r: dict) -> str:
@@ -481,34 +676,43 @@ def status(r: dict) -> str:
 
 
 def table_full(res: dict) -> str:
-    lines = ["| tool | wall s | CPU s (user+sys) | CPU/wall | peak RSS, biggest process | peak RSS, tree | "
-             "peak PSS, tree | image files | image MB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| tool | wall s (best of N) | CPU s (user+sys) | CPU/wall | peak RSS, biggest process | peak RSS, tree | "
+        "peak PSS, tree | image files | image MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     med = {}
     for tool in ("Sigal", "Albumen"):
         runs = [r for r in res["runs"] if r["tool"] == tool]
         if not runs:
             continue
-        r = med[tool] = median_run(runs)
-        walls = ", ".join(fmt_s(x["wall"]) for x in runs)
+        r = med[tool] = best_run(runs)
+        walls = "all: " + ", ".join(fmt_s(x["wall"]) for x in runs)
         cpu = r["cpu_user"] + r["cpu_sys"]
-        lines.append(f"| {tool}{status(r)} | {fmt_s(r['wall'])}" + (f" ({walls})" if len(runs) > 1 else "") +
-                     f" | {fmt_s(cpu)} | {cpu / r['wall']:.2f} | {mib(r['peak_proc_rss'])} | "
-                     f"{mib(max(x['peak_tree_rss'] for x in runs))} | {mib(max(x['peak_tree_pss'] for x in runs))} | "
-                     f"{r['out_images']} | {r['out_image_bytes'] / 1e6:.1f} |")
+        lines.append(
+            f"| {tool}{status(r)} | {fmt_s(r['wall'])}"
+            + (f" ({walls})" if len(runs) > 1 else "")
+            + f" | {fmt_s(cpu)} | {cpu / r['wall']:.2f} | {mib(r['peak_proc_rss'])} | "
+            f"{mib(max(x['peak_tree_rss'] for x in runs))} | {mib(max(x['peak_tree_pss'] for x in runs))} | "
+            f"{r['out_images']} | {r['out_image_bytes'] / 1e6:.1f} |"
+        )
     if len(med) == 2 and all(m["rc"] == 0 for m in med.values()):
         s, a = med["Sigal"], med["Albumen"]
         lines.append("")
-        lines.append(f"Sigal / Albumen: wall **{s['wall'] / a['wall']:.2f}x**, CPU "
-                     f"{(s['cpu_user'] + s['cpu_sys']) / (a['cpu_user'] + a['cpu_sys']):.2f}x, "
-                     f"peak tree PSS {s['peak_tree_pss'] / max(1, a['peak_tree_pss']):.2f}x.")
+        lines.append(
+            f"Sigal / Albumen: wall **{s['wall'] / a['wall']:.2f}x**, CPU "
+            f"{(s['cpu_user'] + s['cpu_sys']) / (a['cpu_user'] + a['cpu_sys']):.2f}x, "
+            f"peak tree PSS {s['peak_tree_pss'] / max(1, a['peak_tree_pss']):.2f}x."
+        )
     return "\n".join(lines)
 
 
 def table_nochange(res: dict) -> str:
-    lines = ["| corpus | photos | tool | cold wall s | cold CPU s | cold peak PSS | rebuild wall s | "
-             "rebuild CPU s | rebuild peak PSS | rebuild / cold |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| corpus | photos | tool | cold wall s | cold CPU s | cold peak PSS | rebuild wall s | "
+        "rebuild CPU s | rebuild peak PSS | rebuild / cold |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     runs = res["runs"]
     seen = []
     for r in runs:
@@ -516,37 +720,72 @@ def table_nochange(res: dict) -> str:
         if key not in seen:
             seen.append(key)
     for corpus, tool in seen:
-        rs = {r["parsed"]["phase"]: r for r in runs if (r["parsed"].get("corpus"), r["tool"]) == (corpus, tool)}
+        rs = {
+            r["parsed"]["phase"]: r for r in runs if (r["parsed"].get("corpus"), r["tool"]) == (corpus, tool)
+        }
         c, b = rs.get("cold"), rs.get("rebuild")
         n = (c or b)["parsed"].get("n")
         row = f"| {corpus} | {n:,} | {tool} |"
-        row += (f" {fmt_s(c['wall'])}{status(c)} | {fmt_s(c['cpu_user'] + c['cpu_sys'])} | {mib(c['peak_tree_pss'])} |"
-                if c else " - | - | - |")
-        row += (f" **{fmt_s(b['wall'])}**{status(b)} | {fmt_s(b['cpu_user'] + b['cpu_sys'])} | "
-                f"{mib(b['peak_tree_pss'])} | {b['wall'] / c['wall']:.2f} |" if b and c else " - | - | - | - |")
+        row += (
+            f" {fmt_s(c['wall'])}{status(c)} | {fmt_s(c['cpu_user'] + c['cpu_sys'])} | {mib(c['peak_tree_pss'])} |"
+            if c
+            else " - | - | - |"
+        )
+        row += (
+            f" **{fmt_s(b['wall'])}**{status(b)} | {fmt_s(b['cpu_user'] + b['cpu_sys'])} | "
+            f"{mib(b['peak_tree_pss'])} | {b['wall'] / c['wall']:.2f} |"
+            if b and c
+            else " - | - | - | - |"
+        )
         lines.append(row)
     return "\n".join(lines)
 
 
 def table_changes(res: dict) -> str:
-    lines = ["| step | wall s | CPU s | peak PSS | derivatives expected | reported by albumen | "
-             "image files (re)written | stale files removed | as expected |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "| step | wall s | CPU s | peak PSS | derivatives expected | reported by albumen | "
+        "image files (re)written | stale files removed | as expected |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for s in res["steps"]:
         r = s["run"]
         rep = "-" if s["reported"] is None else str(s["reported"])
         exp = "-" if s["expected"] is None else str(s["expected"])
-        lines.append(f"| {s['label']}{status(r)} | {fmt_s(r['wall'])} | {fmt_s(r['cpu_user'] + r['cpu_sys'])} | "
-                     f"{mib(r['peak_tree_pss'])} | {exp} | {rep} | {s['remade_files']} | {s['removed_files']} | "
-                     f"{'yes' if s['ok'] else '**no**'} |")
+        lines.append(
+            f"| {s['label']}{status(r)} | {fmt_s(r['wall'])} | {fmt_s(r['cpu_user'] + r['cpu_sys'])} | "
+            f"{mib(r['peak_tree_pss'])} | {exp} | {rep} | {s['remade_files']} | {s['removed_files']} | "
+            f"{'yes' if s['ok'] else '**no**'} |"
+        )
     notes = []
     for s in res["steps"]:
         if "title_in_pages" in s:
-            notes.append(f"After (b) the new title is in the pages: {s['title_in_pages']}; the old one is still "
-                         f"somewhere: {s['old_title_in_pages']}.")
+            notes.append(
+                f"After (b) the new title is in the pages: {s['title_in_pages']}; the old one is still "
+                f"somewhere: {s['old_title_in_pages']}."
+            )
         if "thumbs_280_high" in s:
             notes.append(f"After (c) image files 280 px high in the output: {s['thumbs_280_high']}.")
     return "\n".join(lines + ([""] + notes if notes else []))
+
+
+def background_note(res: dict) -> str:
+    runs = list(res.get("runs", [])) + [s["run"] for s in res.get("steps", [])]
+    if not runs:
+        return ""
+    worst = max(runs, key=lambda r: r.get("other_cpu", 0) / max(r["wall"], 1e-9))
+    share = worst.get("other_cpu", 0) / max(worst["wall"] * res["env"]["nproc"], 1e-9)
+    text = (
+        f"Other load on the machine during the runs: at most {share:.0%} of its CPU capacity "
+        f"({worst.get('other_cpu', 0):.1f} CPU s during {worst['tool']} {worst['label']})."
+    )
+    if share > 0.1:
+        text += " **Those numbers are disturbed; rerun on a quiet machine.**"
+    return text
+
+
+def render_table(name: str, res: dict) -> str:
+    note = background_note(res)
+    return TABLES[name](res) + (f"\n\n{note}" if note else "")
 
 
 TABLES = {"full": table_full, "full2048": table_full, "nochange": table_nochange, "changes": table_changes}
@@ -559,6 +798,7 @@ TITLES = {
 
 
 # ----------------------------------------------------------------------------- environment + README
+
 
 def _out(cmd: list[str], cwd: Path = REPO) -> str:
     try:
@@ -577,7 +817,9 @@ def environment() -> dict:
     except OSError:
         pass
     mem = psutil.virtual_memory().total
-    vips = _out([sys.executable, "-c", "import pyvips; print('.'.join(str(pyvips.version(i)) for i in range(3)))"])
+    vips = _out(
+        [sys.executable, "-c", "import pyvips; print('.'.join(str(pyvips.version(i)) for i in range(3)))"]
+    )
     pillow = _out([sys.executable, "-c", "import PIL; print(PIL.__version__)"])
     sig_py = SIGAL.with_name("python")
     sig_pillow = _out([str(sig_py), "-c", "import PIL; print(PIL.__version__)"]) if sig_py.exists() else ""
@@ -601,27 +843,45 @@ def environment() -> dict:
 
 
 def render_results(results: dict[str, dict]) -> str:
-    parts = [START, "", "## Results", "",
-             "_This section is written by `bench/bench.py`; edit the text above the markers instead._", ""]
+    parts = [
+        START,
+        "",
+        "## Results",
+        "",
+        "_This section is written by `bench/bench.py`; edit the text above the markers instead._",
+        "",
+    ]
     for name in SCENARIOS:
         res = results.get(name)
         if not res:
             continue
         env = res["env"]
-        parts += [f"### {TITLES[name]}", "",
-                  f"Run {env['date']} on {env['nproc']} cores ({env['cpu']}, {env['mem_gib']} GiB), Linux "
-                  f"{env['kernel']}, Python {env['python']}; {env['albumen']} at {env['albumen_commit']} "
-                  f"(libvips {env['libvips']}, Pillow {env['pillow_albumen']}); {env['sigal']} "
-                  f"(Pillow {env['pillow_sigal']}). Jobs: {env['jobs']}.", "",
-                  f"Command: `{res['command']}`", ""]
+        parts += [
+            f"### {TITLES[name]}",
+            "",
+            f"Run {env['date']} on {env['nproc']} cores ({env['cpu']}, {env['mem_gib']} GiB), Linux "
+            f"{env['kernel']}, Python {env['python']}; {env['albumen']} at {env['albumen_commit']} "
+            f"(libvips {env['libvips']}, Pillow {env['pillow_albumen']}); {env['sigal']} "
+            f"(Pillow {env['pillow_sigal']}). Jobs: {env['jobs']}.",
+            "",
+            f"Command: `{res['command']}`",
+            "",
+        ]
         if res.get("spec"):
             parts += [res["spec"], ""]
         if res.get("corpus"):
             parts += [f"Corpus: `{res['corpus']}` ({res.get('photos')} photos).", ""]
-        parts += [TABLES[name](res), ""]
+        parts += [render_table(name, res), ""]
         cmds = _tool_commands(res)
         if cmds:
-            parts += ["<details><summary>Exact tool commands and configs</summary>", "", "```sh", *cmds, "```", ""]
+            parts += [
+                "<details><summary>Exact tool commands and configs</summary>",
+                "",
+                "```sh",
+                *cmds,
+                "```",
+                "",
+            ]
             for fname, text in res.get("configs", {}).items():
                 parts += [f"`{fname}`:", "", "```", text.rstrip(), "```", ""]
             parts += ["</details>", ""]
@@ -669,16 +929,38 @@ def load_results() -> dict[str, dict]:
 
 # ----------------------------------------------------------------------------- main
 
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("scenario", choices=SCENARIOS + ["all", "readme"],
-                    help="'all' runs every scenario; 'readme' only rewrites the README section from bench/results")
-    ap.add_argument("--quick", action="store_true",
-                    help="smoke run: 10 of the 24 MP photos, 1,000/3,000 tiny ones; results go to "
-                         "bench/results/quick-*.json and the README is not touched")
-    ap.add_argument("--repeat", type=int, default=1, help="cold runs per tool in full/full2048 (median reported)")
-    ap.add_argument("--jobs", type=int, default=None, help="worker processes for both tools (default: all cores)")
+    ap.add_argument(
+        "scenario",
+        choices=SCENARIOS + ["all", "readme"],
+        help="'all' runs every scenario; 'readme' only rewrites the README section from bench/results",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 10 of the 24 MP photos, 1,000/3,000 tiny ones; results go to "
+        "bench/results/quick-*.json and the README is not touched",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        help="cold runs per tool in full/full2048, alternating tools; the fastest is reported "
+        "(default 3, 1 with --quick)",
+    )
+    ap.add_argument(
+        "--jobs", type=int, default=None, help="worker processes for both tools (default: all cores)"
+    )
     ap.add_argument("--no-readme", action="store_true", help="do not update bench/README.md")
+    ap.add_argument(
+        "--quiet-wait",
+        type=float,
+        default=60.0,
+        help="before each run, wait up to this many seconds for the rest of the machine to go "
+        "quiet (default 60; 0 to never wait)",
+    )
     a = ap.parse_args(argv)
 
     if a.scenario == "readme":
@@ -689,11 +971,16 @@ def main(argv: list[str] | None = None) -> int:
         print("Sigal is not installed: running bench/setup_sigal.sh", file=sys.stderr)
         subprocess.run(["bash", str(BENCH / "setup_sigal.sh")], check=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    ctx = Ctx(quick=a.quick, repeat=max(1, a.repeat), tools=Tools(a.jobs))
+    QUIET["max_wait"] = max(0.0, a.quiet_wait)
+    repeat = a.repeat if a.repeat is not None else (1 if a.quick else 3)
+    ctx = Ctx(quick=a.quick, repeat=max(1, repeat), tools=Tools(a.jobs))
     names = SCENARIOS if a.scenario == "all" else [a.scenario]
     command = "python bench/bench.py " + " ".join(
-        [a.scenario] + (["--quick"] if a.quick else []) + ([f"--repeat {a.repeat}"] if a.repeat > 1 else [])
-        + ([f"--jobs {a.jobs}"] if a.jobs else []))
+        [a.scenario]
+        + (["--quick"] if a.quick else [])
+        + ([f"--repeat {a.repeat}"] if a.repeat is not None else [])
+        + ([f"--jobs {a.jobs}"] if a.jobs else [])
+    )
     env = environment()
     print(f"{env['albumen']} ({env['albumen_commit']}), {env['sigal']}; {env['nproc']} cores, {env['cpu']}")
     failed = False
@@ -702,7 +989,9 @@ def main(argv: list[str] | None = None) -> int:
         res = globals()[f"scenario_{name}"](ctx)
         res.update(env=env, command=command, seconds=round(time.perf_counter() - t, 1))
         (RESULTS / f"{'quick-' if a.quick else ''}{name}.json").write_text(json.dumps(res, indent=1) + "\n")
-        print(f"\n### {TITLES[name]}{' (quick)' if a.quick else ''}\n\n{TABLES[name](res)}\n", flush=True)
+        print(
+            f"\n### {TITLES[name]}{' (quick)' if a.quick else ''}\n\n{render_table(name, res)}\n", flush=True
+        )
         runs = res.get("runs", []) + [s["run"] for s in res.get("steps", [])]
         failed |= any(r["rc"] != 0 for r in runs) or any(not s["ok"] for s in res.get("steps", []))
         if not a.quick and not a.no_readme:

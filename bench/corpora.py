@@ -41,8 +41,16 @@ REPO = BENCH.parent
 CORPORA = BENCH / "corpora"
 MAKE_CORPUS = Path("..") / "shared" / "bench" / "make_corpus.py"  # relative to the repo root
 C24_ARGS = ["--count", "100", "--size", "24mp", "--seed", "1", "--jobs", "2"]
-C24_EXPECT = {"count": 100, "size": "24mp", "seed": 1, "quality": 90, "subsampling": "4:2:0",
-              "detail": 2.2, "per_album": 12, "start": 0}
+C24_EXPECT = {
+    "count": 100,
+    "size": "24mp",
+    "seed": 1,
+    "quality": 90,
+    "subsampling": "4:2:0",
+    "detail": 2.2,
+    "per_album": 12,
+    "start": 0,
+}
 DEFAULT_REUSE = Path("/tmp/bc/c24")
 
 PER_FOLDER = 100
@@ -67,6 +75,7 @@ def _write_done(path: Path, info: dict) -> None:
 
 
 # --------------------------------------------------------------------------- 24 MP corpus
+
 
 def _manifest_ok(root: Path) -> bool:
     """True when root holds a complete make_corpus.py corpus made with the seed-1 100 x 24 MP arguments."""
@@ -117,8 +126,10 @@ def make_c24(reuse: Path | None = DEFAULT_REUSE, out: Path | None = None) -> Pat
         print("+ " + " ".join(cmd), file=sys.stderr)
         t = time.perf_counter()
         subprocess.run(cmd, check=True, cwd=REPO)
-        how = f"generated: {' '.join(['python', str(MAKE_CORPUS), str(out.relative_to(REPO)), *C24_ARGS])} " \
-              f"in {time.perf_counter() - t:.0f} s"
+        how = (
+            f"generated: {' '.join(['python', str(MAKE_CORPUS), str(out.relative_to(REPO)), *C24_ARGS])} "
+            f"in {time.perf_counter() - t:.0f} s"
+        )
     if not _manifest_ok(out):
         sys.exit(f"error: {out} does not hold the expected 100 x 24 MP corpus")
     _write_done(out, {"kind": "c24", "how": how, "args": C24_EXPECT})
@@ -147,6 +158,7 @@ def subset_corpus(src: Path, n: int, out: Path) -> Path:
 
 # --------------------------------------------------------------------------- tiny corpus
 
+
 def _tiny_blobs(count: int = 16) -> list[bytes]:
     """`count` distinct 64x48 JPEGs whose EXIF dates are PLACEHOLDER (3 times: DateTime, Original, Digitized)."""
     import numpy as np
@@ -173,7 +185,9 @@ def _tiny_blobs(count: int = 16) -> list[bytes]:
         im.save(buf, "JPEG", quality=85, exif=ex.tobytes())
         blob = buf.getvalue()
         if blob.count(PLACEHOLDER) != 3:
-            raise RuntimeError(f"tiny blob {k}: expected the placeholder date 3 times, found {blob.count(PLACEHOLDER)}")
+            raise RuntimeError(
+                f"tiny blob {k}: expected the placeholder date 3 times, found {blob.count(PLACEHOLDER)}"
+            )
         blobs.append(blob)
     return blobs
 
@@ -220,8 +234,16 @@ def make_tiny(n: int, out: Path | None = None, jobs: int = 0) -> Path:
     assert written == n
     _check_tiny(out, n)
     secs = time.perf_counter() - t
-    _write_done(out, {"kind": "tiny", "n": n, "version": TINY_VERSION, "seconds": round(secs, 1),
-                      "how": f"python bench/corpora.py tiny {n}"})
+    _write_done(
+        out,
+        {
+            "kind": "tiny",
+            "n": n,
+            "version": TINY_VERSION,
+            "seconds": round(secs, 1),
+            "how": f"python bench/corpora.py tiny {n}",
+        },
+    )
     print(f"{out.relative_to(REPO)}: {n} tiny JPEGs in {len(chunks)} folders, {secs:.1f} s", file=sys.stderr)
     return out
 
@@ -242,9 +264,13 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["c24", "tiny", "all"])
     ap.add_argument("n", nargs="*", type=int, help="sizes of tiny corpora (default 10000 100000)")
-    ap.add_argument("--reuse", type=Path, default=DEFAULT_REUSE,
-                    help="an existing seed-1 100 x 24 MP corpus to hard-link instead of generating "
-                         f"(used only when its manifest matches; default {DEFAULT_REUSE})")
+    ap.add_argument(
+        "--reuse",
+        type=Path,
+        default=DEFAULT_REUSE,
+        help="an existing seed-1 100 x 24 MP corpus to hard-link instead of generating "
+        f"(used only when its manifest matches; default {DEFAULT_REUSE})",
+    )
     ap.add_argument("--no-reuse", action="store_true", help="always run make_corpus.py")
     a = ap.parse_args(argv)
     if a.what in ("c24", "all"):

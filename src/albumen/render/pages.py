@@ -274,7 +274,7 @@ class SiteRenderer:
                 kind="album",
                 canonical=self._canonical(url),
                 description=plain_text(str(album.description), 200) or config.description,
-                image=absolute_url(config.url, cover.largest.src) if cover and config.url else None,
+                image=absolute_url(config.url, cover.share_image.src) if cover and config.url else None,
                 pagination=Pagination(n, count, urls) if count > 1 else None,
             )
             start = (n - 1) * album.page_size
@@ -289,7 +289,7 @@ class SiteRenderer:
                 kind="media",
                 canonical=self._canonical(media.url),
                 description=plain_text(str(media.description), 200) or media.alt,
-                image=absolute_url(config.url, media.largest.src) if config.url else None,
+                image=absolute_url(config.url, media.share_image.src) if config.url else None,
             )
             neighbours = [fp.media(m) if m else "" for m in (media.prev, media.next)]
             key = digest(self.global_key, "media.html", repr(page), fp.media(media), *neighbours, crumbs)

@@ -91,6 +91,11 @@ class MediaView:
         return self.sources[0].images[-1]
 
     @property
+    def share_image(self) -> ImageRef:
+        """The size link previews want: the first at least 1200 px wide, else the largest."""
+        return next((img for img in self.sources[0].images if img.width >= 1200), self.largest)
+
+    @property
     def modern_sources(self) -> list[SourceSet]:
         """AVIF then WebP: the order browsers should consider them in <picture>."""
         order = {"avif": 0, "webp": 1}

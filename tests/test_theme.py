@@ -1,0 +1,92 @@
+"""Theme overrides, translations, share previews, responsive markup and alt text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import build_site, make_jpeg, soup
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg" / "albumen.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_theme_overrides_file_by_file(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "A" / "a.jpg")
+    theme = tmp_path / "cfg" / "mytheme"
+    (theme / "templates" / "partials").mkdir(parents=True)
+    (theme / "static").mkdir(parents=True)
+    (theme / "templates" / "404.html").write_text("{% extends 'base.html' %}{% block main %}<p id=custom>gone</p>{% endblock %}")
+    (theme / "static" / "albumen.css").write_text("body { background: hotpink; }")
+    (theme / "static" / "extra.js").write_text("console.log('extra')")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, 'theme = "mytheme"\n')))
+    assert soup(site / "404.html").select_one("#custom").get_text() == "gone"
+    assert (site / "static" / "albumen.css").read_text() == "body { background: hotpink; }"
+    assert (site / "static" / "extra.js").is_file()
+    assert (site / "static" / "albumen.js").is_file()  # the rest still comes from the default theme
+    assert soup(site / "a" / "index.html").select_one(".grid") is not None
+
+
+def test_french_translation(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "A" / "a.jpg", date="2024:07:01 10:00:00")
+    make_jpeg(src / "A" / "b.jpg", date="2024:07:02 10:00:00")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, 'language = "fr"\ntimezone = "UTC"\n')))
+    album = soup(site / "a" / "index.html")
+    assert album.html["lang"] == "fr"
+    assert "2 photos" in album.select_one(".album-meta").get_text()
+    assert album.select_one(".album-meta time").get_text() == "1–2 juillet 2024"
+    photo = soup(site / "a" / "a" / "index.html")
+    assert photo.select_one(".photo-nav .up").get_text() == "Retour à l’album"
+    assert "Photo 1 sur 2" in photo.select_one(".photo-meta").get_text()
+    assert photo.select_one("img.photo-image")["alt"] == "Photo 1 sur 2, A, 1er juillet 2024"
+    assert soup(site / "a" / "index.html").select_one("template#albumen-viewer") is not None
+    viewer = (site / "a" / "index.html").read_text()
+    assert 'aria-label="Fermer"' in viewer and 'aria-label="Plein écran"' in viewer
+
+
+def test_share_previews_need_the_site_url(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "A" / "a.jpg", size=(1200, 800))
+    (src / "A" / "a.md").write_text("Title: Harbour at dusk\n\nBoats & lights.\n")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, 'url = "https://photos.example.org/"\n')))
+    page = soup(site / "a" / "a" / "index.html")
+
+    def meta(prop):
+        tag = page.find("meta", attrs={"property": prop}) or page.find("meta", attrs={"name": prop})
+        return tag["content"] if tag else None
+
+    assert meta("og:title") == "Harbour at dusk – A"
+    assert meta("og:description") == "Boats & lights."
+    assert meta("og:url") == "https://photos.example.org/a/a/"
+    assert meta("og:image").startswith("https://photos.example.org/a/a/a.1200w.")  # the first size >= 1200 px
+    assert meta("twitter:card") == "summary_large_image"
+    assert page.find("link", rel="canonical")["href"] == "https://photos.example.org/a/a/"
+    no_url = tmp_path / "site2"
+    build_site(src, no_url)
+    page = soup(no_url / "a" / "a" / "index.html")
+    assert page.find("meta", attrs={"property": "og:image"}) is None
+
+
+def test_grid_tiles_carry_sizes_and_placeholders(tmp_path):
+    src = tmp_path / "p"
+    for i in range(12):
+        make_jpeg(src / f"p{i:02d}.jpg", size=(900, 600))
+    site = tmp_path / "site"
+    build_site(src, site)
+    tiles = soup(site / "index.html").select(".grid li")
+    assert len(tiles) == 12
+    for n, tile in enumerate(tiles):
+        img = tile.img
+        assert (img["width"], img["height"]) == ("480", "320")
+        assert "--w:480;--h:320" in tile["style"] and "background-color:#" in tile["style"]
+        assert img.get("loading") == ("lazy" if n >= 8 else None)
+        assert img["alt"].startswith(f"Photo {n + 1} of 12, p")
+        assert "900w" in img["srcset"] and img["sizes"].endswith("px")
