@@ -222,7 +222,7 @@ def test_without_javascript_every_photo_is_reachable(demo_site, browser):
     context.close()
 
 
-@pytest.mark.parametrize("path", ["", "mountains/", "mountains/img-0001/", "city-at-night/img-0009/"])
+@pytest.mark.parametrize("path", ["", "mountains/", "mountains/img-0001/", "city-at-night/img-0009/", "stream/"])
 def test_axe_finds_no_serious_violations(demo_site, page, path):
     from axe_playwright_python.sync_playwright import Axe
 
@@ -267,3 +267,19 @@ def test_no_layout_shift_and_screenshots(demo_site, browser):
         page.screenshot(path=str(ARTIFACTS / f"{name}-lightbox.png"))
         context.close()
     assert len(list(ARTIFACTS.glob("*.png"))) >= 8
+
+
+def test_stream_opens_the_same_lightbox_on_photo_urls(demo_site, page):
+    _, url = demo_site
+    page.goto(url + "stream/")
+    first = page.locator(".grid li:nth-child(1) a")
+    target = url + "stream/" + first.get_attribute("href")
+    first.click()
+    page.wait_for_selector(".lb .lb-img", state="visible")
+    assert page.url == page.evaluate("(u) => new URL(u).href", target)
+    assert page.locator(".lb-count").inner_text().endswith("of 24")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('.lb-count').textContent.startsWith('Photo 2 ')")
+    page.keyboard.press("Escape")
+    page.wait_for_url(url + "stream/")
+    assert page.errors == []

@@ -79,7 +79,8 @@ def test_changed_photo_remakes_only_its_derivatives_and_pages(gallery, tmp_path)
     assert len(remade) == 3  # thumbnail, 640 px and the 900 px source size (never upscaled)
     assert not (old_p2 & set(after)), "old derivatives of the changed photo are removed"
     pages = {k for k in changed(before, after) if k.endswith(".html")}
-    assert pages == {"a/p2/index.html", "a/index.html"}  # its page and its album (the album cover is p1)
+    # its page, its album and the stream (the album's cover is p1, so the home page is unchanged)
+    assert pages == {"a/p2/index.html", "a/index.html", "stream/index.html"}
     assert "made 3 derivatives of 1 images" in result.stdout
     assert crawl(site).broken == []
 
@@ -95,7 +96,7 @@ def test_changed_sidecar_rerenders_without_image_work(gallery, tmp_path):
     assert changed(images(before), images(after)) == set()
     assert "made 0 derivatives" in result.stdout
     assert soup(site / "b" / "p3" / "index.html").select_one(".photo-caption h1").get_text() == "After"
-    assert {k for k in changed(before, after)} == {"b/p3/index.html", "b/index.html"}
+    assert {k for k in changed(before, after)} == {"b/p3/index.html", "b/index.html", "stream/index.html"}
 
 
 def test_thumbnail_setting_remakes_only_thumbnails(gallery, tmp_path):

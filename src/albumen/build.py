@@ -56,6 +56,7 @@ class BuildReport:
     ignored: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # worth saying once, not problems (--strict ignores them)
     derivatives_made: int = 0
     images_processed: int = 0
     files_read: int = 0
@@ -226,6 +227,7 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     report.ignored = gallery.ignored
     report.skipped = sorted(gallery.skipped, key=lambda s: s.src_uri)
     report.warnings += gallery.warnings + plan.warnings
+    report.notes += renderer.notes
     report.pages_rendered = len(new_keys)
     report.pages_written = len(sink.written)
 

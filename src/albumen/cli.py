@@ -195,6 +195,9 @@ def _print_report(report, verbosity: int) -> None:
         click.echo(f"warning: {warning}", err=True)
     if limit is not None and len(report.warnings) > limit:
         click.echo(f"warning: … and {len(report.warnings) - limit} more warnings (use -vv to see all)", err=True)
+    for note in report.notes:
+        if verbosity >= 1:
+            click.echo(f"note: {note}")
     for skipped in report.skipped:
         click.echo(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
     if report.ignored and verbosity >= 1:

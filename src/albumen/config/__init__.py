@@ -1,11 +1,22 @@
 """Typed, documented settings: declared in schema.py, loaded and validated in load.py."""
 
 from .load import CONFIG_NAME, LoadedConfig, find_config, load_config, validate_config
-from .schema import Config, ImagesConfig, PagesConfig, SortConfig, ThumbnailsConfig, iter_settings
+from .schema import (
+    Config,
+    FeedsConfig,
+    ImagesConfig,
+    PagesConfig,
+    SortConfig,
+    StreamConfig,
+    ThumbnailsConfig,
+    iter_settings,
+)
 
 __all__ = [
     "CONFIG_NAME",
     "Config",
+    "FeedsConfig",
+    "StreamConfig",
     "ImagesConfig",
     "LoadedConfig",
     "PagesConfig",

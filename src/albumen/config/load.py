@@ -183,6 +183,8 @@ def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> 
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
             problems.append(f"{key}: expected a time zone name such as 'Europe/Paris' or 'UTC', got {value!r}")
+    elif kind == "segment" and not re.match(r"^[a-z0-9][a-z0-9_-]*$", value):
+        problems.append(f"{key}: expected one URL segment of lower-case letters, digits, '-' or '_', got {value!r}")
     elif kind == "sort" and not _SORT_RE.match(value):
         problems.append(f"{key}: expected 'date', 'name', 'title' or a sidecar key, optionally prefixed by '-', got {value!r}")
     return value

@@ -105,6 +105,26 @@ class PagesConfig:
 
 
 @dataclass(frozen=True)
+class StreamConfig:
+    enabled: bool = setting(True, "Publish the stream: the latest photos and videos of all albums, newest first.")
+    title: str = setting("", "Title of the stream pages. Default: 'Latest photos' in the site's language.")
+    page_size: int = setting(60, "Items per stream page; more continue at stream/page/2/, ...", min=1, max=100_000)
+    max_items: int = setting(0, "Most items in the stream (the newest ones); 0 means all.", min=0)
+    path: str = setting(
+        "stream", "Folder of the stream in the site (one URL segment). An album that would use it is renamed.",
+        kind="segment",
+    )
+
+
+@dataclass(frozen=True)
+class FeedsConfig:
+    enabled: bool = setting(True, "Write Atom (feed.xml) and RSS 2.0 (rss.xml) feeds of the latest media. Needs 'url'.")
+    items: int = setting(30, "Entries in each feed.", min=1, max=10_000)
+    per_album: bool = setting(False, "Also write an Atom feed per album (ALBUM/feed.xml) of that album and its sub-albums.")
+    sitemap: bool = setting(True, "Write sitemap.xml and robots.txt pointing to it. Needs 'url'.")
+
+
+@dataclass(frozen=True)
 class Config:
     title: str = setting("", "Site title. Default: the name of the photo folder.")
     description: str = setting("", "One line about the site, used in page metadata.")
@@ -142,6 +162,8 @@ class Config:
     images: ImagesConfig = field(default_factory=ImagesConfig, metadata={"doc": "Resized images."})
     thumbnails: ThumbnailsConfig = field(default_factory=ThumbnailsConfig, metadata={"doc": "Grid thumbnails."})
     pages: PagesConfig = field(default_factory=PagesConfig, metadata={"doc": "Pages and URLs."})
+    stream: StreamConfig = field(default_factory=StreamConfig, metadata={"doc": "The stream of latest media."})
+    feeds: FeedsConfig = field(default_factory=FeedsConfig, metadata={"doc": "Feeds and sitemap."})
 
 
 SECTIONS: dict[str, type] = {

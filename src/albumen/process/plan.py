@@ -75,7 +75,9 @@ def _stem(name: str) -> str:
     return stem if stem else name
 
 
-def assign_dirs(gallery: Gallery, mode: str) -> tuple[dict[str, str], dict[str, str], list[str]]:
+def assign_dirs(
+    gallery: Gallery, mode: str, reserved_top: set[str] | frozenset[str] = frozenset()
+) -> tuple[dict[str, str], dict[str, str], list[str]]:
     """Output folder of every album and media page, and the warnings about renamed ones."""
     make = slugify if mode == "ascii" else safe_segment
     album_dirs: dict[str, str] = {"": ""}
@@ -83,7 +85,7 @@ def assign_dirs(gallery: Gallery, mode: str) -> tuple[dict[str, str], dict[str, 
     warnings: list[str] = []
     for album in gallery.walk_albums():
         base = album_dirs[album.src_uri]
-        reserved = RESERVED_TOP if album.src_uri == "" else RESERVED_ALBUM
+        reserved = (RESERVED_TOP | set(reserved_top)) if album.src_uri == "" else RESERVED_ALBUM
         taken: dict[str, str] = {}
         entries = [(gallery.albums[c].name, c, "album") for c in album.children]
         entries.sort(key=lambda e: natural_key(e[0]))
@@ -142,7 +144,8 @@ def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tu
 def plan_site(gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str) -> SitePlan:
     """URLs for everything and the image jobs that make every derivative."""
     plan = SitePlan()
-    plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs)
+    reserved = {config.stream.path} if config.stream.enabled else set()
+    plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved)
     for uri, media in gallery.media.items():
         if media.kind != "image":
             continue

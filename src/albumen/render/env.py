@@ -92,8 +92,11 @@ def srcset_filter(ctx, images) -> str:
 
 
 @pass_context
-def viewer_items(ctx, items) -> Markup:
-    """The lightbox's data for the photos of one page, as JSON that is safe inside <script>."""
+def viewer_items(ctx, items, offset: int | None = None, total: int | None = None) -> Markup:
+    """The lightbox's data for the photos of one page, as JSON that is safe inside <script>.
+
+    offset/total number the items along a stream instead of within their albums.
+    """
     url = ctx.environment.filters["url"]
     out = []
     last = len(items) - 1
@@ -105,7 +108,8 @@ def viewer_items(ctx, items) -> Markup:
             "di": m.date_iso, "c": " · ".join(value for _, value in m.camera), "w": largest.width, "h": largest.height,
             "src": url(ctx, largest.src), "set": ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in fallback),
             "s": [[s.mime, ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in s.images)] for s in m.modern_sources],
-            "ph": m.placeholder_colour, "pu": m.placeholder_uri, "k": m.kind, "n": m.index, "of": m.count,
+            "ph": m.placeholder_colour, "pu": m.placeholder_uri, "k": m.kind,
+            "n": m.index if offset is None else offset + i + 1, "of": m.count if total is None else total,
         }
         if m.video:
             entry["src"] = url(ctx, m.thumb.src)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import os
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import format_datetime as format_datetime_rfc822
 from pathlib import Path
 
 from markupsafe import Markup
@@ -17,6 +20,7 @@ from ..errors import BuildError
 from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan
 from ..process.specs import OutputSpec, Placeholder
+from ..scan.arrange import stream_order
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, gettext_for
 from .keys import Fingerprinter, digest
@@ -216,6 +220,41 @@ class PageTask:
     context: dict
     key: str
     album_uri: str | None = None  # the album whose page or photo this is
+    lastmod: str = ""  # for the sitemap
+
+
+@dataclass(slots=True)
+class StreamView:
+    title: str
+    url: str
+    total: int
+    offset: int  # items before this page
+
+
+@dataclass(slots=True)
+class FeedEntry:
+    title: str
+    id: str
+    url: str
+    date: str  # RFC 3339
+    date_rfc822: str
+    author: str | None
+    content: str  # HTML, escaped by the XML template
+
+
+@dataclass(slots=True)
+class FeedView:
+    title: str
+    subtitle: str
+    id: str
+    self_url: str
+    html_url: str
+    updated: str
+    updated_rfc822: str
+    entries: list[FeedEntry]
+
+
+SITEMAP_LIMIT = 50_000
 
 
 class SiteRenderer:
@@ -228,6 +267,11 @@ class SiteRenderer:
         self.env = make_environment(dirs, config.language, config.pages.links, config.url)
         self.static = static_files(ctx.theme)
         self.builder = ViewBuilder(ctx)
+        gettext = self.builder.gettext
+        self.stream_title = config.stream.title or gettext("Latest photos")
+        nav = [Link(gettext("Home"), "")]
+        if config.stream.enabled:
+            nav.append(Link(self.stream_title, f"{config.stream.path}/"))
         self.site = SiteView(
             title=ctx.gallery.root.title,
             description=config.description,
@@ -238,25 +282,152 @@ class SiteRenderer:
             thumb_height=config.thumbnails.height,
             static=_static_urls(self.static),
             generator=f"Albumen {__version__}",
-            nav=[Link(self.builder.gettext("Home"), "")],
+            nav=nav,
         )
+        self.feeds_on = bool(config.feeds.enabled and config.url)
+        self.sitemap_on = bool(config.feeds.sitemap and config.url)
         self.global_key = digest(__version__, _theme_fingerprint(dirs), repr(config), repr(self.site))
+        self.notes: list[str] = []
+        if not config.url and (config.feeds.enabled or config.feeds.sitemap):
+            self.notes.append(
+                "feeds and sitemap need the site's address: set url = \"https://…/\" in albumen.toml; not written"
+            )
 
     def _canonical(self, url: str) -> str | None:
         config = self.ctx.config
         return absolute_url(config.url, url, config.pages.links) or None
 
+    def _page(self, **fields) -> PageView:
+        page = PageView(**fields)
+        if self.feeds_on:
+            page.feeds = [("application/atom+xml", self.site.title, "feed.xml"),
+                          ("application/rss+xml", self.site.title, "rss.xml")]
+        return page
+
     def tasks(self) -> Iterator[PageTask]:
         """Every page of the site. Views live only while their album's pages are listed."""
         seen: dict[str, str] = {}
+        sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page
         for album in self.ctx.gallery.walk_albums():
             for task in self._album_tasks(album.src_uri):
                 _claim(seen, task)
+                sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
                 yield task
-        page = PageView(dir="", title=self.builder.gettext("Page not found"), kind="404")
+        if self.ctx.config.stream.enabled:
+            for task in self._stream_tasks():
+                _claim(seen, task)
+                sitemap.append((task.page.dir + "/", ""))
+                yield task
+        if self.feeds_on:
+            for task in self._feed_tasks():
+                _claim(seen, task)
+                yield task
+        page = self._page(dir="", title=self.builder.gettext("Page not found"), kind="404", robots="noindex")
         task = PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
         _claim(seen, task)
         yield task
+        if self.sitemap_on:
+            for task in self._sitemap_tasks(sitemap):
+                _claim(seen, task)
+                yield task
+
+    def _stream_tasks(self) -> Iterator[PageTask]:
+        config = self.ctx.config
+        uris = stream_order(self.ctx.gallery, config.stream.max_items)
+        size = config.stream.page_size
+        total = len(uris)
+        count = max(1, -(-total // size))
+        base = f"{config.stream.path}/"
+        urls = [base if n == 1 else f"{base}page/{n}/" for n in range(1, count + 1)]
+        fp = Fingerprinter()
+        for n in range(1, count + 1):
+            start = (n - 1) * size
+            views = [v for v in (self.builder.standalone(u) for u in uris[start : start + size]) if v]
+            stream = StreamView(self.stream_title, base, total, start)
+            page = self._page(
+                dir=urls[n - 1].rstrip("/"),
+                title=self.stream_title if n == 1 else f"{self.stream_title} ({n}/{count})",
+                kind="stream",
+                canonical=self._canonical(urls[n - 1]),
+                description=config.description,
+                pagination=Pagination(n, count, urls) if count > 1 else None,
+            )
+            key = digest(self.global_key, "stream.html", repr(page), repr(stream), *(fp.media(v) for v in views))
+            yield PageTask(f"{urls[n - 1]}index.html", "stream.html", page, {"stream": stream, "media": views}, key)
+
+    def _feed(self, title: str, uris: list[str], html_url: str, self_path: str) -> FeedView:
+        config = self.ctx.config
+        base = config.url
+        entries = []
+        for uri in uris:
+            view = self.builder.standalone(uri)
+            if view is None:
+                continue
+            url = absolute_url(base, view.url, config.pages.links)
+            thumb = view.thumb
+            content = (
+                f'<p><a href="{html.escape(url)}"><img src="{html.escape(absolute_url(base, thumb.src))}" '
+                f'width="{thumb.width}" height="{thumb.height}" alt="{html.escape(view.alt)}"></a></p>'
+                f"{view.description}"
+            )
+            date = view.date or datetime.now(UTC)
+            entries.append(FeedEntry(
+                title=view.title or view.alt, id=url, url=url, date=date.isoformat(),
+                date_rfc822=format_datetime_rfc822(date), author=view.author, content=content,
+            ))
+        newest = self.ctx.gallery.media[uris[0]].date if uris else None
+        newest = newest or datetime(1970, 1, 1, tzinfo=UTC)
+        return FeedView(
+            title=title, subtitle=config.description, id=absolute_url(base, self_path),
+            self_url=absolute_url(base, self_path), html_url=absolute_url(base, html_url, config.pages.links),
+            updated=newest.isoformat(), updated_rfc822=format_datetime_rfc822(newest), entries=entries,
+        )
+
+    def _feed_tasks(self) -> Iterator[PageTask]:
+        config = self.ctx.config
+        gallery = self.ctx.gallery
+        latest = stream_order(gallery, config.feeds.items)
+        html_url = f"{config.stream.path}/" if config.stream.enabled else ""
+        for template in ("feed.xml", "rss.xml"):
+            feed = self._feed(self.site.title, latest, html_url, template)
+            key = digest(self.global_key, template, repr(feed))
+            yield PageTask(template, template, self._page(dir="", title=feed.title, kind="feed"), {"feed": feed}, key)
+        if config.feeds.per_album:
+            for album in gallery.walk_albums():
+                if not album.src_uri:
+                    continue
+                uris = [m.src_uri for m in sorted(gallery.flatten(album.src_uri), key=lambda m: m.date, reverse=True)]
+                url = self.builder.album_url(album.src_uri)
+                feed = self._feed(f"{album.title} · {self.site.title}", uris[: config.feeds.items], url, f"{url}feed.xml")
+                key = digest(self.global_key, "album-feed", repr(feed))
+                page = self._page(dir=url.rstrip("/"), title=feed.title, kind="feed")
+                yield PageTask(f"{url}feed.xml", "feed.xml", page, {"feed": feed}, key)
+
+    def _sitemap_tasks(self, pages: list[tuple[str, str]]) -> Iterator[PageTask]:
+        config = self.ctx.config
+        base = config.url
+        urls = [(absolute_url(base, url, config.pages.links), lastmod) for url, lastmod in pages]
+        chunks = [urls[i : i + SITEMAP_LIMIT] for i in range(0, len(urls), SITEMAP_LIMIT)] or [[]]
+        page = self._page(dir="", title="sitemap", kind="sitemap")
+
+        def urlset(chunk) -> str:
+            rows = "".join(
+                f"<url><loc>{html.escape(u)}</loc>" + (f"<lastmod>{m}</lastmod>" if m else "") + "</url>\n"
+                for u, m in chunk
+            )
+            return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                    f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</urlset>\n')
+
+        if len(chunks) == 1:
+            files = {"sitemap.xml": urlset(chunks[0])}
+        else:
+            files = {f"sitemap-{i}.xml": urlset(chunk) for i, chunk in enumerate(chunks, 1)}
+            rows = "".join(f"<sitemap><loc>{html.escape(absolute_url(base, name))}</loc></sitemap>\n" for name in files)
+            files["sitemap.xml"] = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                                    f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</sitemapindex>\n')
+        files["robots.txt"] = f"User-agent: *\nAllow: /\n\nSitemap: {absolute_url(base, 'sitemap.xml')}\n"
+        for name, text in files.items():
+            yield PageTask(name, "", page, {"text": text}, digest(self.global_key, name, text))
 
     def _album_tasks(self, uri: str) -> Iterator[PageTask]:
         config = self.ctx.config
@@ -268,7 +439,7 @@ class SiteRenderer:
         for n in range(1, count + 1):
             url = urls[n - 1]
             cover = album.cover
-            page = PageView(
+            page = self._page(
                 dir=url.rstrip("/"),
                 title=album.title if n == 1 else f"{album.title} ({n}/{count})",
                 kind="album",
@@ -280,10 +451,11 @@ class SiteRenderer:
             start = (n - 1) * album.page_size
             media = album.media[start : start + album.page_size]
             key = digest(self.global_key, "album.html", repr(page), header, *(fp.media(m) for m in media))
-            yield PageTask(f"{url}index.html", "album.html", page, {"album": album, "media": media}, key, album.src_uri)
+            context = {"album": album, "media": media}
+            yield PageTask(f"{url}index.html", "album.html", page, context, key, album.src_uri, album.date_iso[:10])
         crumbs = repr(album.breadcrumbs) + album.title + album.url
         for media in album.media:
-            page = PageView(
+            page = self._page(
                 dir=media.url.rstrip("/"),
                 title=f"{media.title} – {album.title}" if media.title else media.alt,
                 kind="media",
@@ -294,9 +466,11 @@ class SiteRenderer:
             neighbours = [fp.media(m) if m else "" for m in (media.prev, media.next)]
             key = digest(self.global_key, "media.html", repr(page), fp.media(media), *neighbours, crumbs)
             context = {"media": media, "album": album}
-            yield PageTask(f"{media.url}index.html", "media.html", page, context, key, album.src_uri)
+            yield PageTask(f"{media.url}index.html", "media.html", page, context, key, album.src_uri, media.date_iso[:10])
 
     def render(self, task: PageTask) -> Page:
+        if not task.template:  # generated text (sitemaps, robots.txt)
+            return Page(task.dest_uri, task.context["text"].encode("utf-8"), "")
         try:
             text = self.env.get_template(task.template).render(site=self.site, page=task.page, **task.context)
         except Exception as exc:

@@ -132,3 +132,15 @@ def _cover(gallery: Gallery, album: Album) -> str | None:
         if cover:
             return cover
     return None
+
+
+def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
+    """Every media of the gallery, newest first; ties by album path, then file name (natural order).
+
+    Undated media cannot happen (the file's mtime is the last resort), so every item has a date.
+    """
+    items = gallery.flatten("")
+    items.sort(key=lambda m: (natural_key(m.album_uri), natural_key(m.name)))
+    items.sort(key=lambda m: m.date or _EPOCH, reverse=True)  # stable: ties keep the order above
+    uris = [m.src_uri for m in items]
+    return uris[:limit] if limit else uris

@@ -1,0 +1,209 @@
+"""The stream (latest media across albums), Atom/RSS feeds, sitemap and robots.txt."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from datetime import datetime
+from pathlib import Path
+
+import feedparser
+import pytest
+
+from albumen.config import Config, validate_config
+from albumen.scan import scan_source
+from conftest import build_site, crawl, make_jpeg, soup
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg" / "albumen.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def mixed(tmp_path):
+    """Eleven photos over nested albums, dated by EXIF, sidecar, file name and mtime."""
+    src = tmp_path / "photos"
+    expected = {}  # src_uri -> datetime (UTC build)
+
+    def exif(rel, when):
+        make_jpeg(src / rel, date=when.strftime("%Y:%m:%d %H:%M:%S"))
+        expected[rel] = when
+
+    exif("2023/Spring/a.jpg", datetime(2023, 4, 1, 9))
+    exif("2023/Spring/b.jpg", datetime(2023, 4, 2, 9))
+    exif("2023/Summer/Beach/c.jpg", datetime(2023, 7, 14, 18))
+    exif("2024/d.jpg", datetime(2024, 1, 1, 0, 5))
+    exif("2024/Trip/e.jpg", datetime(2024, 6, 1, 12))
+    make_jpeg(src / "2024/Trip/f.jpg", date="2010:01:01 00:00:00")
+    (src / "2024/Trip/f.md").write_text("Date: 2024-06-02 08:00\n")
+    expected["2024/Trip/f.jpg"] = datetime(2024, 6, 2, 8)
+    make_jpeg(src / "2024/Trip/IMG_20240603_070000.jpg")
+    expected["2024/Trip/IMG_20240603_070000.jpg"] = datetime(2024, 6, 3, 7)
+    g = make_jpeg(src / "Misc/g.jpg")
+    os.utime(g, (datetime(2022, 2, 2, 2, 2).timestamp(),) * 2)
+    expected["Misc/g.jpg"] = datetime(2022, 2, 2, 2, 2)
+    exif("Misc/h.jpg", datetime(2023, 7, 14, 18))  # same instant as c.jpg: ties by album path, then name
+    exif("Misc/Deep/Er/i.jpg", datetime(2021, 5, 5, 5))
+    exif("j.jpg", datetime(2024, 12, 24, 20))
+    return src, expected
+
+
+def stream_slugs(site: Path, path: str = "stream") -> list[list[str]]:
+    pages = []
+    page = site / path / "index.html"
+    while True:
+        doc = soup(page)
+        pages.append([str((page.parent / a["href"]).resolve().relative_to(site.resolve())) for a in doc.select(".grid li a")])
+        nxt = doc.select_one(".pagination a[rel=next]")
+        if nxt is None:
+            return pages
+        page = (page.parent / nxt["href"] / "index.html").resolve()
+
+
+def test_stream_lists_every_media_once_newest_first(mixed, tmp_path):
+    src, expected = mixed
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, 'timezone = "UTC"\n[stream]\npage_size = 4\n')))
+    pages = stream_slugs(site)
+    assert [len(p) for p in pages] == [4, 4, 3]
+    times = []
+    for n in range(len(pages)):
+        page = site / "stream" / ("index.html" if n == 0 else f"page/{n + 1}/index.html")
+        doc = soup(page)
+        items = doc.select(".grid li")
+        stamps = [li.select_one("time")["datetime"] for li in items]
+        assert len(doc.select("time")) == len(items)  # no other <time> on stream pages
+        assert all(li.select_one(".tile-album").get_text() for li in items)
+        times += stamps
+    order = sorted(expected, key=lambda k: expected[k], reverse=True)
+    assert times == sorted(times, reverse=True)
+    assert len(times) == len(expected) == 11
+    assert [datetime.fromisoformat(t).replace(tzinfo=None) for t in times] == [expected[k] for k in order]
+    # the tie: 2023/Summer/Beach/c.jpg before Misc/h.jpg (album path order)
+    flat = [h for p in pages for h in p]
+    assert flat.index("2023/summer/beach/c") < flat.index("misc/h"), flat
+    walk = crawl(site)
+    assert walk.broken == []
+    assert "stream/index.html" in walk.pages  # the home page links to it
+    assert soup(site / "index.html").select_one(".site-nav a")["href"] == "stream/"
+
+
+def test_stream_limit_and_path(mixed, tmp_path):
+    src, _ = mixed
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, '[stream]\nmax_items = 5\npath = "latest"\npage_size = 3\ntitle = "New"\n')))
+    pages = stream_slugs(site, "latest")
+    assert [len(p) for p in pages] == [3, 2]
+    assert soup(site / "latest" / "index.html").h1.get_text() == "New"
+    assert not (site / "stream").exists()
+
+
+def test_flattening_leaves_albums_untouched(mixed):
+    src, expected = mixed
+    gallery = scan_source(str(src), Config())
+    before = {uri: (list(a.children), list(a.media)) for uri, a in gallery.albums.items()}
+    paths = {uri: (m.album_uri, m.name) for uri, m in gallery.media.items()}
+    flat = gallery.flatten("2024")
+    assert sorted(m.src_uri for m in flat) == sorted(k for k in expected if k.startswith("2024/"))
+    assert len(gallery.flatten("")) == 11
+    assert {uri: (list(a.children), list(a.media)) for uri, a in gallery.albums.items()} == before
+    assert {uri: (m.album_uri, m.name) for uri, m in gallery.media.items()} == paths
+
+
+def test_album_named_stream_is_reported_and_renamed(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "stream" / "x.jpg")
+    make_jpeg(src / "latest" / "y.jpg")
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    assert "stream: 'stream' is a name the site itself uses; published as 'stream-2'" in result.stderr
+    assert (site / "stream-2" / "x" / "index.html").is_file()
+    assert soup(site / "stream" / "index.html").select(".grid li")  # the stream is intact
+    site2 = tmp_path / "site2"
+    result = build_site(src, site2, "-c", str(_config(tmp_path, '[stream]\npath = "latest"\n')))
+    assert "latest: 'latest' is a name the site itself uses; published as 'latest-2'" in result.stderr
+    strict = build_site(src, tmp_path / "site3", "--strict", expect=1)
+    assert "published as 'stream-2'" in strict.stderr
+
+
+def test_stream_path_must_be_one_segment():
+    with pytest.raises(Exception) as info:
+        validate_config({"stream": {"path": "../up"}})
+    assert "stream.path: expected one URL segment" in str(info.value)
+
+
+def test_feeds_parse_newest_first_with_resolving_links(mixed, tmp_path):
+    src, expected = mixed
+    site = tmp_path / "site"
+    conf = _config(tmp_path, 'url = "https://photos.example.org/gallery/"\ntimezone = "UTC"\n[feeds]\nitems = 6\n')
+    build_site(src, site, "-c", str(conf))
+    order = sorted(expected, key=lambda k: expected[k], reverse=True)
+    for name, version in (("feed.xml", "atom10"), ("rss.xml", "rss20")):
+        feed = feedparser.parse((site / name).read_bytes())
+        assert not feed.bozo, feed.bozo_exception
+        assert feed.version == version
+        assert len(feed.entries) == 6
+        dates = [e.published_parsed for e in feed.entries]
+        assert dates == sorted(dates, reverse=True)
+        ids = [e.id for e in feed.entries]
+        assert len(set(ids)) == 6
+        for entry in feed.entries:
+            assert entry.link.startswith("https://photos.example.org/gallery/")
+            rel = entry.link[len("https://photos.example.org/gallery/"):]
+            assert (site / rel / "index.html").is_file()
+            thumb = entry.summary.split('src="')[1].split('"')[0]
+            assert (site / thumb[len("https://photos.example.org/gallery/"):]).is_file()
+        assert feed.entries[0].link.endswith("/j/")
+    assert [k for k in order][:1] == ["j.jpg"]
+    # stable ids across rebuilds
+    first = [e.id for e in feedparser.parse((site / "feed.xml").read_bytes()).entries]
+    build_site(src, site, "-c", str(conf), "--force")
+    assert [e.id for e in feedparser.parse((site / "feed.xml").read_bytes()).entries] == first
+    # advertised on every page
+    for page in site.rglob("index.html"):
+        if page.parent.name == "static" or "page" == page.parent.name:
+            continue
+        doc = soup(page)
+        if doc.select_one("meta[http-equiv=refresh]"):
+            continue
+        types = {link["type"] for link in doc.select("link[rel=alternate]")}
+        assert {"application/atom+xml", "application/rss+xml"} <= types, page
+
+
+def test_without_url_no_feeds_and_one_note(mixed, tmp_path):
+    src, _ = mixed
+    site = tmp_path / "site"
+    result = build_site(src, site, "--strict")
+    assert result.stdout.count("feeds and sitemap need the site's address") == 1
+    for name in ("feed.xml", "rss.xml", "sitemap.xml", "robots.txt"):
+        assert not (site / name).exists()
+
+
+def test_sitemap_lists_every_public_page(mixed, tmp_path):
+    src, _ = mixed
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, 'url = "https://photos.example.org/"\n')))
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = {loc.text for loc in ET.parse(site / "sitemap.xml").getroot().findall("s:url/s:loc", ns)}
+    pages = {
+        "https://photos.example.org/" + str(p.parent.relative_to(site)).replace(".", "").strip("/") + "/"
+        for p in site.rglob("index.html")
+        if not soup(p).select_one("meta[http-equiv=refresh]")
+    }
+    pages = {p.replace("org//", "org/") for p in pages}
+    assert locs == pages
+    assert "Sitemap: https://photos.example.org/sitemap.xml" in (site / "robots.txt").read_text()
+    assert "Disallow" not in (site / "robots.txt").read_text()
+
+
+def test_per_album_feeds(mixed, tmp_path):
+    src, _ = mixed
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(_config(tmp_path, 'url = "https://x.org/"\n[feeds]\nper_album = true\n')))
+    feed = feedparser.parse((site / "2024" / "feed.xml").read_bytes())
+    assert not feed.bozo
+    assert len(feed.entries) == 4  # d, e, f and the file-name-dated one, all below 2024/
+    assert all("/2024/" in e.link for e in feed.entries)
