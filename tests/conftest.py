@@ -207,3 +207,12 @@ def isolated_cache(tmp_path_factory, monkeypatch) -> Path:
     root = tmp_path_factory.mktemp("albumen-cache")
     monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(root))
     return root
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory, monkeypatch) -> Path:
+    """Every test gets its own Albumen home (secret, rotations); ALBUMEN_SECRET is unset."""
+    home = tmp_path_factory.mktemp("albumen-home")
+    monkeypatch.setenv("ALBUMEN_HOME", str(home))
+    monkeypatch.delenv("ALBUMEN_SECRET", raising=False)
+    return home

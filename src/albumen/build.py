@@ -30,6 +30,7 @@ from .process.specs import ImageJob, JobResult, Placeholder
 from .render.pages import RenderContext, SiteRenderer, folder_index_pages
 from .report import QuietReporter, Reporter
 from .scan import arrange_gallery, scan_source
+from .tokens import load_rotations, load_secret, private_dirs
 from .write import DiskSink
 
 __all__ = ["BuildOptions", "BuildReport", "Reporter", "build", "check_paths"]
@@ -141,7 +142,7 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
 
     reporter.phase("Scanning")
     gallery = scan_source(str(source), config, cache, reporter, pool)
-    plan = plan_site(gallery, config, str(output), str(source))
+    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, report))
 
     # -- images ----------------------------------------------------------------
     known = cache.get_placeholders()
@@ -230,6 +231,20 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     report.notes += renderer.notes
     report.pages_rendered = len(new_keys)
     report.pages_written = len(sink.written)
+
+
+def private_links(gallery: Gallery, report: BuildReport | None = None) -> dict[str, str]:
+    """Folder (p/<token>) of every album that has its own private link; the secret is made on first use."""
+    marked = sorted(uri for uri, album in gallery.albums.items() if uri and album.marked_private)
+    if not marked:
+        return {}
+    secret = load_secret()
+    if secret.created and report is not None:
+        report.notes.append(
+            f"created the secret for private links in {secret.origin}: private URLs depend on it, keep a copy "
+            "(or set ALBUMEN_SECRET)"
+        )
+    return private_dirs(marked, secret.key, load_rotations())
 
 
 def _album_forced(album_uri: str, options: BuildOptions) -> bool:

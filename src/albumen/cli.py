@@ -150,19 +150,9 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
 
     verbosity = 0 if quiet else 1 + verbose
     try:
-        loaded = load_config(config_path)
-        config = loaded.config
-        src = source if source is not None else loaded.resolve(config.source)
-        if src is None:
-            raise UsageError(
-                "no photo folder given",
-                hint="type 'albumen build PHOTOS' with the folder that holds your photos, "
-                f"or set source = \"...\" in {CONFIG_NAME}",
-            )
-        out = output if output is not None else (loaded.resolve(config.output) if loaded.path else Path("_build"))
+        loaded, src, out = _locations(source, output, config_path, "build")
         options = BuildOptions(
-            source=src, output=out or Path("_build"), jobs=jobs or 0, strict=strict, force=force,
-            force_albums=tuple(force_albums),
+            source=src, output=out, jobs=jobs or 0, strict=strict, force=force, force_albums=tuple(force_albums),
         )
     except AlbumenError as exc:
         fail(exc)
@@ -183,6 +173,21 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
     if strict and report.problems:
         click.echo("--strict: failing because files were skipped or warnings were given", err=True)
         sys.exit(EXIT_FAILED)
+
+
+def _locations(source: Path | None, output: Path | None, config_path: Path | None, command: str):
+    """The config, photo folder and output folder, from the command line first, then the config."""
+    loaded = load_config(config_path)
+    config = loaded.config
+    src = source if source is not None else loaded.resolve(config.source)
+    if src is None:
+        raise UsageError(
+            "no photo folder given",
+            hint=f"type 'albumen {command} PHOTOS' with the folder that holds your photos, "
+            f"or set source = \"...\" in {CONFIG_NAME}",
+        )
+    out = output if output is not None else (loaded.resolve(config.output) if loaded.path else None)
+    return loaded, src, out or Path("_build")
 
 
 def _print_report(report, verbosity: int) -> None:
@@ -215,6 +220,70 @@ def _print_report(report, verbosity: int) -> None:
         f"built {plural(report.albums, 'album')}, {plural(report.photos, 'photo')}, {plural(report.videos, 'video')}, "
         f"{len(report.skipped)} skipped in {report.seconds:.1f} s -> {report.output}"
     )
+
+
+@main.command()
+@click.argument("source", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: _build).")
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help=f"Config file (default: ./{CONFIG_NAME} when present).")
+@click.option("--rotate", metavar="ALBUM", help="Give ALBUM (its path relative to SOURCE) a new link; the old one stops working at the next build.")
+def links(source, output, config_path, rotate) -> None:
+    """List the private albums of SOURCE with their links.
+
+    An album is private when its index.md says 'private: true' or the config lists it in
+    'private'. Its link holds a 128-bit token made from your secret ($ALBUMEN_SECRET, or a file
+    Albumen creates on first use); links are absolute when 'url' is set.
+
+    \b
+    Examples:
+      albumen links ~/Pictures
+      albumen links ~/Pictures --rotate "Holidays/Family"
+    """
+    from .build import check_paths, private_links
+    from .cache import BuildCache, default_cache_dir
+    from .render.env import absolute_url
+    from .scan import scan_source
+    from .scan.arrange import is_published
+    from .tokens import PRIVATE_DIR, load_secret
+    from .tokens import rotate as rotate_link
+
+    try:
+        loaded, src, out = _locations(source, output, config_path, "links")
+        src, out = check_paths(src, out)
+        config = loaded.config
+        cache = BuildCache(default_cache_dir(src, out, loaded.resolve(config.cache_dir)))
+        try:
+            gallery = scan_source(str(src), config, cache)
+        finally:
+            cache.close()
+        if rotate is not None:
+            wanted = rotate.replace("\\", "/").strip("/")
+            album = gallery.albums.get(wanted)
+            if album is None or not album.marked_private:
+                raise UsageError(
+                    f"{rotate!r} is not a private album of {src}",
+                    hint="give the album's folder path relative to the photo folder, as 'albumen links' lists it",
+                )
+            load_secret()
+            rotate_link(wanted)
+        dirs = private_links(gallery)
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    if not dirs:
+        click.echo("no private albums (mark one with 'private: true' in its index.md, or list it in 'private')")
+        return
+    secret = load_secret(create=False)
+    click.echo(f"secret: {secret.origin}")
+    for uri, folder in dirs.items():
+        album = gallery.albums[uri]
+        link = absolute_url(config.url, f"{folder}/") if config.url else f"{folder}/"
+        state = "" if is_published(album) else "  (nothing to show yet: not published)"
+        marker = " <- new link" if rotate is not None and uri == rotate.strip("/") else ""
+        click.echo(f"{uri}: {link}{state}{marker}")
+    if rotate is not None:
+        click.echo(f"build again to publish the new link; the old {PRIVATE_DIR}/… folder is then removed")
 
 
 @main.command()

@@ -167,6 +167,13 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
                 return _INVALID
         if item_type is int and not value:
             return bad("at least one size")
+        if rules.get("kind") == "relpath":
+            for item in value:
+                parts = item.replace("\\", "/").strip("/").split("/")
+                if item.startswith(("/", "~")) or ".." in parts or not item.strip("/"):
+                    problems.append(f"{key}: {item!r} must be a folder path inside the photo folder, relative to it")
+                    return _INVALID
+            value = [item.replace("\\", "/").strip("/") for item in value]
         value = tuple(value)
     return _INVALID if len(problems) > n_before else value
 

@@ -148,6 +148,12 @@ class Config:
         "Folder of a theme whose templates/ and static/ files override the default theme file by file.",
         kind="path",
     )
+    private: tuple[str, ...] = setting(
+        [],
+        "Albums published only under an unguessable link, as paths relative to the photo folder, e.g. "
+        "['Holidays/Family']. (index.md can also say 'private: true'.) See 'albumen links'.",
+        kind="relpath",
+    )
     cache_dir: str = setting(
         "",
         "Folder for the build cache (it must be outside the photo folder and the output). Default: a folder "

@@ -107,14 +107,21 @@ class Album:
     title: str
     description_html: str = ""
     sidecar: Sidecar | None = None
-    children: list[str] = field(default_factory=list)  # album src_uris, sorted
+    children: list[str] = field(default_factory=list)  # linked sub-album src_uris, sorted
+    hidden: list[str] = field(default_factory=list)  # sub-albums with their own private link: never linked
     media: list[str] = field(default_factory=list)  # media src_uris, sorted
     cover: str | None = None  # media src_uri
     date_start: datetime | None = None
     date_end: datetime | None = None
     sort_date: datetime | None = None  # 'date' from index.md, for ordering albums
-    photo_count: int = 0  # everything at and below this album
+    photo_count: int = 0  # everything at and below this album that its page links to
     video_count: int = 0
+    marked_private: bool = False  # index.md or the config says private: it gets its own token
+    zone: str | None = None  # src_uri of the private album whose link covers this one; None: public
+
+    @property
+    def private(self) -> bool:
+        return self.zone is not None
 
     @property
     def parent_uri(self) -> str | None:
@@ -147,15 +154,24 @@ class Gallery:
     def root(self) -> Album:
         return self.albums[""]
 
-    def walk_albums(self, start: str = ""):
-        """Albums depth-first in display order, starting with `start` itself."""
+    def walk_albums(self, start: str = "", hidden: bool = True):
+        """Albums depth-first in display order, starting with `start` itself.
+
+        hidden=False stays within what `start` links to: it does not enter separately private albums.
+        """
         stack = [start]
         while stack:
             uri = stack.pop()
             album = self.albums[uri]
             yield album
-            stack.extend(reversed(album.children))
+            stack.extend(reversed(album.children + (album.hidden if hidden else [])))
 
     def flatten(self, album_uri: str = "") -> list[Media]:
-        """All media of an album and every album below it, in display order, without changing anything."""
-        return [self.media[m] for album in self.walk_albums(album_uri) for m in album.media]
+        """All media of an album and every album below it that it links to, in display order.
+
+        Nothing is copied or changed; from the root this is every public media item.
+        """
+        return [self.media[m] for album in self.walk_albums(album_uri, hidden=False) for m in album.media]
+
+    def public_media(self) -> list[Media]:
+        return self.flatten("")

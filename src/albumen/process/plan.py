@@ -76,10 +76,18 @@ def _stem(name: str) -> str:
 
 
 def assign_dirs(
-    gallery: Gallery, mode: str, reserved_top: set[str] | frozenset[str] = frozenset()
+    gallery: Gallery,
+    mode: str,
+    reserved_top: set[str] | frozenset[str] = frozenset(),
+    private: dict[str, str] | None = None,
 ) -> tuple[dict[str, str], dict[str, str], list[str]]:
-    """Output folder of every album and media page, and the warnings about renamed ones."""
+    """Output folder of every album and media page, and the warnings about renamed ones.
+
+    `private` maps albums that have their own private link to their folder (p/<token>); they
+    start a fresh namespace there and take no name in their parent's.
+    """
     make = slugify if mode == "ascii" else safe_segment
+    private = private or {}
     album_dirs: dict[str, str] = {"": ""}
     media_dirs: dict[str, str] = {}
     warnings: list[str] = []
@@ -110,6 +118,12 @@ def assign_dirs(
                 album_dirs[uri] = target
             else:
                 media_dirs[uri] = target
+        for uri in album.hidden:  # never linked from here: a private link, or nothing public to show
+            if uri in private:
+                album_dirs[uri] = private[uri]
+            else:  # a folder whose photos are all private: it gets no pages, the name is only a path
+                segment = make(gallery.albums[uri].name)
+                album_dirs[uri] = posixpath.join(base, segment) if base else segment
     return album_dirs, media_dirs, warnings
 
 
@@ -141,11 +155,13 @@ def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tu
     return list(dict.fromkeys(out))
 
 
-def plan_site(gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str) -> SitePlan:
+def plan_site(
+    gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str, private: dict[str, str] | None = None
+) -> SitePlan:
     """URLs for everything and the image jobs that make every derivative."""
     plan = SitePlan()
     reserved = {config.stream.path} if config.stream.enabled else set()
-    plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved)
+    plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
     for uri, media in gallery.media.items():
         if media.kind != "image":
             continue

@@ -20,7 +20,7 @@ from ..errors import BuildError
 from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan
 from ..process.specs import OutputSpec, Placeholder
-from ..scan.arrange import stream_order
+from ..scan.arrange import is_published, stream_order
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, gettext_for
 from .keys import Fingerprinter, digest
@@ -102,14 +102,22 @@ class ViewBuilder:
         return f"{folder}/" if folder else ""
 
     def crumbs(self, uri: str) -> list[Link]:
-        """Links to the ancestors of an album, home first."""
+        """Links to the ancestors of an album, home first: only those a visitor of it may see.
+
+        Public ancestors and ancestors inside the album's own private zone; never an album with
+        another private link, nor a folder that has no page.
+        """
         if uri not in self._crumbs:
-            album = self.ctx.gallery.albums[uri]
+            albums = self.ctx.gallery.albums
+            album = albums[uri]
+            links: list[Link] = []
             parent = album.parent_uri
-            if parent is None:
-                self._crumbs[uri] = []
-            else:
-                self._crumbs[uri] = [*self.crumbs(parent), Link(self.ctx.gallery.albums[parent].title, self.album_url(parent))]
+            while parent is not None:
+                above = albums[parent]
+                if is_published(above) and (above.zone is None or above.zone == album.zone):
+                    links.insert(0, Link(above.title, self.album_url(parent)))
+                parent = above.parent_uri
+            self._crumbs[uri] = links
         return self._crumbs[uri]
 
     def album(self, uri: str, full: bool = True) -> AlbumView:
@@ -309,9 +317,12 @@ class SiteRenderer:
         seen: dict[str, str] = {}
         sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page
         for album in self.ctx.gallery.walk_albums():
+            if not is_published(album):
+                continue
             for task in self._album_tasks(album.src_uri):
                 _claim(seen, task)
-                sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
+                if not task.page.private:
+                    sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
                 yield task
         if self.ctx.config.stream.enabled:
             for task in self._stream_tasks():
@@ -393,8 +404,8 @@ class SiteRenderer:
             key = digest(self.global_key, template, repr(feed))
             yield PageTask(template, template, self._page(dir="", title=feed.title, kind="feed"), {"feed": feed}, key)
         if config.feeds.per_album:
-            for album in gallery.walk_albums():
-                if not album.src_uri:
+            for album in gallery.walk_albums(hidden=False):
+                if not album.src_uri or not is_published(album):
                     continue
                 uris = [m.src_uri for m in sorted(gallery.flatten(album.src_uri), key=lambda m: m.date, reverse=True)]
                 url = self.builder.album_url(album.src_uri)
@@ -433,6 +444,8 @@ class SiteRenderer:
         config = self.ctx.config
         fp = Fingerprinter()
         album = self.builder.album(uri)
+        private = self.ctx.gallery.albums[uri].private
+        hidden = {"private": True, "robots": "noindex,nofollow"} if private else {}
         count = album.page_count
         urls = [album.page_url(n) for n in range(1, count + 1)]
         header = fp.album(album)
@@ -447,6 +460,7 @@ class SiteRenderer:
                 description=plain_text(str(album.description), 200) or config.description,
                 image=absolute_url(config.url, cover.share_image.src) if cover and config.url else None,
                 pagination=Pagination(n, count, urls) if count > 1 else None,
+                **hidden,
             )
             start = (n - 1) * album.page_size
             media = album.media[start : start + album.page_size]
@@ -462,6 +476,7 @@ class SiteRenderer:
                 canonical=self._canonical(media.url),
                 description=plain_text(str(media.description), 200) or media.alt,
                 image=absolute_url(config.url, media.share_image.src) if config.url else None,
+                **hidden,
             )
             neighbours = [fp.media(m) if m else "" for m in (media.prev, media.next)]
             key = digest(self.global_key, "media.html", repr(page), fp.media(media), *neighbours, crumbs)

@@ -177,6 +177,7 @@ class PageView:
     description: str = ""
     image: str | None = None  # absolute URL for share previews
     robots: str | None = None
+    private: bool = False  # behind a private link: not indexed, no Referer sent from it
     pagination: Pagination | None = None
     feeds: list[tuple[str, str, str]] = field(default_factory=list)  # (mime, title, site-relative url)
 

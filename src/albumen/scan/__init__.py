@@ -23,7 +23,7 @@ from ..report import QuietReporter, Reporter
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
 from .metadata import read_image
-from .sidecar import meta_list, meta_text, read_sidecar
+from .sidecar import meta_bool, meta_list, meta_text, read_sidecar
 from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
 from .walk import DirListing, FileEntry, WalkReport, walk_source
 
@@ -144,6 +144,11 @@ def scan_source(
             album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
         gallery.albums[listing.src_uri] = album
     gallery.warnings.extend(report.warnings)
+    for path in config.private:
+        if path in gallery.albums:
+            gallery.albums[path].marked_private = True
+        else:
+            gallery.warnings.append(f"private = [{path!r}] in the config names no album folder; nothing was hidden by it")
     if "" not in gallery.albums:  # the root itself is ignored (.nomedia): an empty gallery
         gallery.albums[""] = Album(src_uri="", name="", title=config.title or root_name)
     arrange_gallery(gallery, config.sort.albums, config.sort.media)
@@ -202,6 +207,7 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
         album.description_html = album.sidecar.body_html
         date = parse_date_value(meta.get("date"))
         album.sort_date = localize(date, tz) if date else None
+        album.marked_private = bool(meta_bool(meta, "private"))
 
     paired = _pair_companions(records)
     companions = {name for names in paired.values() for name in names}

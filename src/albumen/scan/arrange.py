@@ -64,39 +64,60 @@ def sort_items(items: list, spec: str, key_fn) -> list:
 
 
 def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
-    """Sort every album's media and children, prune empty albums, compute counts, dates and covers."""
+    """Sort every album's media and children, work out private zones, prune empty albums,
+    and compute counts, date ranges and covers.
+
+    An album marked private starts a zone of its own: it is never linked from its parent (it goes
+    in the parent's `hidden` list), and counts, dates and covers never look into it from outside.
+    An album left with nothing public to show is not linked either, but is still walked, so the
+    private albums below it are still published.
+    """
     albums = gallery.albums
-    # Children lists from the flat map (parents exist because the walk yields parents first).
+    kids: dict[str, list[str]] = {uri: [] for uri in albums}
     for album in albums.values():
-        album.children = []
-        album.media = []
+        album.children, album.hidden, album.media = [], [], []
     for uri, album in albums.items():
-        if uri:
-            parent = albums.get(album.parent_uri or "")
-            if parent is not None:
-                parent.children.append(uri)
+        if uri and album.parent_uri in kids:
+            kids[album.parent_uri].append(uri)
     for media in gallery.media.values():
         albums[media.album_uri].media.append(media.src_uri)
 
-    order = sorted(albums, key=lambda u: u.count("/") if u else -1, reverse=True)  # deepest first
-    for uri in order:
+    by_depth = sorted(albums, key=lambda u: u.count("/") + 1 if u else 0)
+    for uri in by_depth:  # parents first: zones are inherited
+        album = albums[uri]
+        if uri == "":
+            album.zone = None  # the whole site cannot be private
+        elif album.marked_private:
+            album.zone = uri
+        else:
+            album.zone = albums[album.parent_uri or ""].zone
+
+    anything: dict[str, int] = {}  # media anywhere below, linked or not: decides pruning
+    for uri in reversed(by_depth):  # deepest first
         album = albums[uri]
         spec = _override(album, "sort", media_sort)
         album.media = [m.src_uri for m in sort_items([gallery.media[m] for m in album.media], spec, _media_sort_key)]
-        album.children = [c for c in album.children if c in albums]
-        kids = [albums[c] for c in album.children]
-        own = [gallery.media[m] for m in album.media]
-        album.photo_count = sum(1 for m in own if m.kind == "image") + sum(k.photo_count for k in kids)
-        album.video_count = sum(1 for m in own if m.kind == "video") + sum(k.video_count for k in kids)
-        dates = [m.date for m in own if m.date] + [d for k in kids for d in (k.date_start, k.date_end) if d]
-        album.date_start = min(dates) if dates else None
-        album.date_end = max(dates) if dates else None
-        if uri and album.photo_count + album.video_count == 0:
+        children = [albums[c] for c in kids[uri] if c in albums]
+        anything[uri] = len(album.media) + sum(anything[c.src_uri] for c in children)
+        if uri and anything[uri] == 0:
             del albums[uri]
             continue
+        linked = [c for c in children if not c.marked_private and c.photo_count + c.video_count > 0]
+        own = [gallery.media[m] for m in album.media]
+        album.photo_count = sum(1 for m in own if m.kind == "image") + sum(k.photo_count for k in linked)
+        album.video_count = sum(1 for m in own if m.kind == "video") + sum(k.video_count for k in linked)
+        dates = [m.date for m in own if m.date] + [d for k in linked for d in (k.date_start, k.date_end) if d]
+        album.date_start = min(dates) if dates else None
+        album.date_end = max(dates) if dates else None
         spec = _override(album, "album_sort", album_sort)
-        album.children = [a.src_uri for a in sort_items(kids, spec, _album_sort_key)]
+        album.children = [a.src_uri for a in sort_items(linked, spec, _album_sort_key)]
+        album.hidden = sorted((c.src_uri for c in children if c not in linked), key=natural_key)
         album.cover = _cover(gallery, album)
+
+
+def is_published(album) -> bool:
+    """An album gets pages when it has something to show (the home page always does)."""
+    return album.src_uri == "" or album.photo_count + album.video_count > 0
 
 
 def _override(album: Album, key: str, default: str) -> str:
@@ -139,7 +160,7 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
 
     Undated media cannot happen (the file's mtime is the last resort), so every item has a date.
     """
-    items = gallery.flatten("")
+    items = gallery.public_media()
     items.sort(key=lambda m: (natural_key(m.album_uri), natural_key(m.name)))
     items.sort(key=lambda m: m.date or _EPOCH, reverse=True)  # stable: ties keep the order above
     uris = [m.src_uri for m in items]

@@ -1,0 +1,103 @@
+"""Unguessable, stable links for private albums.
+
+A private album is published under `p/<token>/`, where the token is 128 bits of
+HMAC-SHA256(secret, album path + rotation count), written base64url (22 characters).
+The same secret and source give the same tokens on any machine; a different secret
+gives different ones. The secret lives outside the photo folder and the output: in
+$ALBUMEN_SECRET when set (for CI and deploys), else in a file created on first use
+in Albumen's own folder ($ALBUMEN_HOME, default the user config folder). Rotations
+are recorded beside it (rotations.json), never in a cache, so a clean rebuild keeps
+a rotated link.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UsageError
+
+TOKEN_BYTES = 16  # 128 bits
+PRIVATE_DIR = "p"
+
+
+def albumen_home() -> Path:
+    home = os.environ.get("ALBUMEN_HOME")
+    if home:
+        return Path(home).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("albumen"))
+
+
+@dataclass
+class Secret:
+    key: bytes
+    origin: str  # where it came from, for messages
+    created: bool = False
+
+
+def load_secret(create: bool = True) -> Secret:
+    """The secret from $ALBUMEN_SECRET, else the secret file (created with a fresh random key if missing)."""
+    env = os.environ.get("ALBUMEN_SECRET")
+    if env:
+        if len(env) < 16:
+            raise UsageError("ALBUMEN_SECRET is too short", hint="use at least 32 random characters, e.g. from `openssl rand -base64 32`")
+        return Secret(env.encode("utf-8"), "the ALBUMEN_SECRET environment variable")
+    path = albumen_home() / "secret"
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+        if len(text) < 16:
+            raise UsageError(f"the secret in {path} is too short", hint="delete it to have a new one made (all private links change)")
+        return Secret(text.encode("utf-8"), str(path))
+    except FileNotFoundError:
+        if not create:
+            raise UsageError(f"no secret yet at {path}", hint="build once, or set ALBUMEN_SECRET") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii").rstrip("=")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    return Secret(text.encode("utf-8"), str(path), created=True)
+
+
+def rotations_path() -> Path:
+    return albumen_home() / "rotations.json"
+
+
+def load_rotations() -> dict[str, int]:
+    try:
+        data = json.loads(rotations_path().read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {rotations_path()}: {exc}") from None
+    return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def rotate(album_uri: str) -> int:
+    """Give an album a new token; returns its new rotation count."""
+    rotations = load_rotations()
+    rotations[album_uri] = rotations.get(album_uri, 0) + 1
+    path = rotations_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(rotations, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return rotations[album_uri]
+
+
+def album_token(secret: bytes, album_uri: str, rotation: int = 0) -> str:
+    digest = hmac.new(secret, f"albumen-private-album\0{album_uri}\0{rotation}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest[:TOKEN_BYTES]).decode("ascii").rstrip("=")
+
+
+def private_dirs(album_uris: list[str], secret: bytes, rotations: dict[str, int]) -> dict[str, str]:
+    """Output folder (p/<token>) of every album that has its own private link."""
+    return {uri: f"{PRIVATE_DIR}/{album_token(secret, uri, rotations.get(uri, 0))}" for uri in album_uris}

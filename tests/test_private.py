@@ -1,0 +1,179 @@
+"""Private albums: unguessable links that nothing public leaks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import build_site, crawl, make_jpeg, run_cli, soup
+
+SECRET_STRINGS = [
+    "Zanzibar", "Secretwedding", "zanzibar-secretwedding", "Karamazov", "Hushhush", "hushhush",
+    "Sanctum", "sanctum", "Qqq", "qqq", "Vault", "vault", "Ppp", "ppp", "Kkk", "kkk",
+    "xq-secret", "xq_secret", "SecretCamZyx", "Privatus", "Artisticus", "clandestine", "ShellFolderMmm",
+    "shellfoldermmm",
+]
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg" / "albumen.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def secret_photo(path: Path, n: int) -> None:
+    make_jpeg(path, size=(300, 200), color=(10 * n, 80, 120), make="Hasselblad", model="SecretCamZyx",
+              artist="Privatus Artisticus", description=f"clandestine-caption-{n}", date=f"2024:05:0{n} 12:00:00")
+
+
+@pytest.fixture
+def tree(tmp_path):
+    src = tmp_path / "photos"
+    make_jpeg(src / "Trips" / "Beach" / "sun.jpg", date="2024:01:01 10:00:00")
+    make_jpeg(src / "Trips" / "Beach" / "sand.jpg", date="2024:01:02 10:00:00")
+    make_jpeg(src / "home.jpg", date="2023:01:01 10:00:00")
+    wedding = src / "Trips" / "Zanzibar Secretwedding"
+    secret_photo(wedding / "xq-secret-photo-1.jpg", 1)
+    secret_photo(wedding / "xq_secret_photo_2.jpg", 2)
+    (wedding / "index.md").write_text("Title: Karamazov celebration\nPrivate: true\n\nOnly for family.\n")
+    secret_photo(wedding / "Day Two Hushhush" / "xq-secret-photo-3.jpg", 3)
+    inner = wedding / "Inner Sanctum Qqq"
+    secret_photo(inner / "xq-secret-photo-4.jpg", 4)
+    (inner / "index.md").write_text("---\nprivate: true\ntitle: Sanctum Qqq\n---\n")
+    secret_photo(src / "Family Vault Ppp" / "xq-secret-photo-5.jpg", 5)
+    secret_photo(src / "ShellFolderMmm" / "Only Private Kkk" / "xq-secret-photo-6.jpg", 6)
+    (src / "ShellFolderMmm" / "Only Private Kkk" / "index.md").write_text("Private: yes\n")
+    return src
+
+
+CONFIG = 'url = "https://photos.example.org/"\nprivate = ["Family Vault Ppp"]\n[feeds]\nper_album = true\n'
+
+
+def private_roots(site: Path) -> list[Path]:
+    return sorted(p for p in (site / "p").iterdir() if p.is_dir())
+
+
+def test_nothing_public_mentions_a_private_album(tree, tmp_path):
+    site = tmp_path / "site"
+    result = build_site(tree, site, "-c", str(_config(tmp_path, CONFIG)))
+    assert "created the secret for private links in" in result.stdout
+    roots = private_roots(site)
+    assert len(roots) == 4  # the wedding, its inner sanctum, the vault, the one in the shell
+    tokens = [p.name for p in roots]
+    for token in tokens:
+        assert re.fullmatch(r"[A-Za-z0-9_-]{22,}", token), token
+    forbidden = [s.encode() for s in SECRET_STRINGS + tokens]
+    checked = 0
+    public_seen = set()
+    for path in site.rglob("*"):
+        if not path.is_file() or any(root in path.parents for root in roots):
+            continue
+        data = path.read_bytes()
+        for word in forbidden:
+            assert word not in data, f"{word!r} leaks in {path.relative_to(site)}"
+        public_seen |= {w for w in (b"Beach", b"sand", b"trips/beach/sun") if w in data}
+        checked += 1
+    assert checked > 20
+    assert public_seen == {b"Beach", b"sand", b"trips/beach/sun"}  # the scan does see what pages show
+    # while inside the private folders, the private things are really there
+    inside = b"".join(p.read_bytes() for root in roots for p in root.rglob("*.html"))
+    assert b"Karamazov" in inside and b"SecretCamZyx" in inside and b"clandestine-caption-3" in inside
+    names = {str(p.relative_to(site)) for p in site.rglob("*")}
+    assert "feed.xml" in names and "sitemap.xml" in names and "rss.xml" in names and "stream/index.html" in names
+    assert (site / "p" / "index.html").is_file()
+    for root in roots:  # no directory listing can enumerate tokens
+        for folder in [root, *[p for p in root.rglob("*") if p.is_dir()]]:
+            assert (folder / "index.html").is_file(), folder
+    # counts and cover of the public parent ignore the private album
+    trips = soup(site / "trips" / "index.html")
+    assert "2 photos" in trips.select_one(".album-meta").get_text()
+    assert [c.select_one(".card-title").get_text() for c in trips.select(".card")] == ["Beach"]
+    assert "Disallow" not in (site / "robots.txt").read_text()
+    assert crawl(site).broken == []
+
+
+def test_private_pages_are_marked_and_do_not_link_other_private_albums(tree, tmp_path):
+    site = tmp_path / "site"
+    build_site(tree, site, "-c", str(_config(tmp_path, CONFIG)))
+    links = {}
+    for line in run_cli("links", str(tree), "-o", str(site), "-c", str(tmp_path / "cfg" / "albumen.toml")).stdout.splitlines():
+        if ": https://" in line:
+            uri, _, url = line.partition(": ")
+            links[uri] = url
+    assert set(links) == {"Trips/Zanzibar Secretwedding", "Trips/Zanzibar Secretwedding/Inner Sanctum Qqq",
+                          "Family Vault Ppp", "ShellFolderMmm/Only Private Kkk"}
+    wedding_dir = site / links["Trips/Zanzibar Secretwedding"].removeprefix("https://photos.example.org/")
+    inner_token = links["Trips/Zanzibar Secretwedding/Inner Sanctum Qqq"].rstrip("/").rsplit("/", 1)[1]
+    page = soup(wedding_dir / "index.html")
+    assert page.h1.get_text() == "Karamazov celebration"
+    assert page.find("meta", attrs={"name": "robots"})["content"] == "noindex,nofollow"
+    assert page.find("meta", attrs={"name": "referrer"})["content"] == "no-referrer"
+    assert [c.select_one(".card-title").get_text() for c in page.select(".card")] == ["Day Two Hushhush"]
+    assert [a.get_text() for a in page.select(".breadcrumbs a")] == ["photos", "Trips"]  # public links are fine
+    for path in wedding_dir.rglob("*.html"):
+        assert inner_token not in path.read_text(), f"{path} links the separately private album"
+    inner = soup(site / links["Trips/Zanzibar Secretwedding/Inner Sanctum Qqq"].removeprefix("https://photos.example.org/") / "index.html")
+    assert [a.get_text() for a in inner.select(".breadcrumbs a")] == ["photos", "Trips"]  # not the wedding
+    photo = next(wedding_dir.glob("*/index.html"))
+    assert soup(photo).find("meta", attrs={"name": "referrer"})["content"] == "no-referrer"
+    # the private album's pages work on their own
+    walk = crawl(site, str(wedding_dir.relative_to(site) / "index.html"))
+    assert walk.broken == []
+    assert len([p for p in walk.pages if "xq-secret" in p]) == 3  # two photos + the linked sub-album's one
+
+
+def test_tokens_are_stable_per_secret_and_rotate(tree, tmp_path, monkeypatch):
+    conf = _config(tmp_path, 'private = ["Family Vault Ppp"]\n')
+    monkeypatch.setenv("ALBUMEN_SECRET", "correct horse battery staple 0123456789")
+    a, b = tmp_path / "a", tmp_path / "b"
+    build_site(tree, a, "-c", str(conf))
+    build_site(tree, b, "-c", str(conf))  # a clean build elsewhere: same tokens
+    first = [p.name for p in private_roots(a)]
+    assert first == [p.name for p in private_roots(b)]
+    monkeypatch.setenv("ALBUMEN_SECRET", "another secret, another set of links 42")
+    c = tmp_path / "c"
+    build_site(tree, c, "-c", str(conf))
+    assert not set(first) & {p.name for p in private_roots(c)}
+    monkeypatch.setenv("ALBUMEN_SECRET", "correct horse battery staple 0123456789")
+    before = {line.split(": ")[0]: line.split(": ")[1] for line in run_cli("links", str(tree), "-o", str(a), "-c", str(conf)).stdout.splitlines() if line.startswith(("Trips", "Family", "Shell"))}
+    result = run_cli("links", str(tree), "-o", str(a), "-c", str(conf), "--rotate", "Family Vault Ppp")
+    assert result.exit_code == 0, result.output
+    after = {line.split(": ")[0]: line.split(": ")[1].split()[0] for line in result.stdout.splitlines() if line.startswith(("Trips", "Family", "Shell"))}
+    assert after["Family Vault Ppp"] != before["Family Vault Ppp"]
+    assert after["Trips/Zanzibar Secretwedding"] == before["Trips/Zanzibar Secretwedding"]
+    old = a / before["Family Vault Ppp"]
+    assert old.is_dir()
+    build_site(tree, a, "-c", str(conf))
+    assert not old.exists() and (a / after["Family Vault Ppp"] / "index.html").is_file()
+    build_site(tree, tmp_path / "d", "-c", str(conf))  # a clean rebuild keeps the rotated link
+    assert (tmp_path / "d" / after["Family Vault Ppp"] / "index.html").is_file()
+    bad = run_cli("links", str(tree), "-o", str(a), "-c", str(conf), "--rotate", "Trips/Beach")
+    assert bad.exit_code == 2 and "not a private album" in bad.stderr
+
+
+def test_making_an_album_public_again_moves_it_back(tree, tmp_path):
+    site = tmp_path / "site"
+    build_site(tree, site)
+    wedding = tree / "Trips" / "Zanzibar Secretwedding"
+    roots = {p.name for p in private_roots(site)}
+    (wedding / "index.md").write_text("Title: Karamazov celebration\n")
+    build_site(tree, site)
+    assert (site / "trips" / "zanzibar-secretwedding" / "index.html").is_file()
+    assert (site / "trips" / "zanzibar-secretwedding" / "day-two-hushhush" / "index.html").is_file()
+    remaining = {p.name for p in private_roots(site)}
+    assert len(remaining) == len(roots) - 1  # its token folder is gone; the inner one keeps its own
+    trips = soup(site / "trips" / "index.html")
+    assert "Karamazov celebration" in [c.select_one(".card-title").get_text() for c in trips.select(".card")]
+    assert crawl(site).broken == []
+
+
+def test_config_private_paths_must_stay_inside(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "a.jpg")
+    result = build_site(src, tmp_path / "s", "-c", str(_config(tmp_path, 'private = ["../outside"]\n')), expect=2)
+    assert "private: '../outside' must be a folder path inside the photo folder" in result.stderr
+    result = build_site(src, tmp_path / "s", "-c", str(_config(tmp_path, 'private = ["Nope"]\n')))
+    assert "names no album folder" in result.stderr
