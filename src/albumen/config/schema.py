@@ -53,7 +53,11 @@ class ImagesConfig:
         "Output formats. JPEG is always made as the fallback; 'webp' and 'avif' add modern sources.",
         item_choices=("jpeg", "webp", "avif"),
     )
-    progressive: bool = setting(True, "Write progressive JPEGs (they show a preview sooner on slow connections).")
+    progressive: bool = setting(
+        False,
+        "Write progressive JPEGs for the resized images: a few percent smaller and a rough preview sooner on slow "
+        "connections, but 3 to 6 times slower to encode. Pages already show a blurred placeholder while images load.",
+    )
     max_pixels: int = setting(
         DEFAULT_MAX_PIXELS,
         "Largest image accepted, in pixels (width x height). Bigger files are skipped as possible decompression bombs.",

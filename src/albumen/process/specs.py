@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 # Bump when a change to the pipeline changes output pixels or bytes: every
 # derivative name (and so every cache key) changes with it.
-PROCESSING_VERSION = "2"
+PROCESSING_VERSION = "3"
 
 EXTENSIONS = {"jpeg": "jpg", "webp": "webp", "avif": "avif", "gif": "gif", "png": "png"}
 

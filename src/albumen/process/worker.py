@@ -64,7 +64,8 @@ def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
         chain = [base]
         for spec in sorted(still, key=lambda o: o.width * o.height, reverse=True):
             source = _adequate(chain, base, spec)
-            image = engine.resize_exact(source, spec.width, spec.height, spec.crop)
+            # computed once: later sizes and the placeholder read this, not the pipeline that made it
+            image = engine.resize_exact(source, spec.width, spec.height, spec.crop).copy_memory()
             _write(job, spec, engine.encode(image, spec, job), written, sizes)
             if spec.crop is None and image is not source:
                 chain.append(image)
