@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
+import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -59,6 +61,7 @@ class BuildReport:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth saying once, not problems (--strict ignores them)
     derivatives_made: int = 0
+    derivatives_moved: int = 0  # made before under another folder: linked into place, not re-made
     images_processed: int = 0
     files_read: int = 0
     pages_rendered: int = 0
@@ -150,9 +153,14 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     def forced(uri: str) -> bool:
         return options.force or _album_forced(gallery.media[uri].album_uri, options)
 
+    reuse = _Relocator(cache.get_outputs(), output)
     todo = [
-        job for job in (_remaining(job, plan, known, output, forced(uri)) for uri, job in plan.jobs.items()) if job
+        job
+        for job in (_remaining(job, plan, known, output, forced(uri), reuse) for uri, job in plan.jobs.items())
+        if job
     ]
+    report.derivatives_moved = len(reuse.moved)
+    cache.add_outputs(reuse.moved)
     cache.add_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     reporter.phase("Processing images", total=len(todo))
     fresh: list[tuple[str, str, str]] = []
@@ -162,7 +170,8 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
         if not result.ok:
             reporter.note(f"skipped {result.job_id}: {result.error}")
         elif result.placeholder:
-            fresh.append((plan.media[result.job_id].thumb.dest_uri, result.placeholder.colour, result.placeholder.data_uri))
+            thumb = _placeholder_key(plan.media[result.job_id].thumb.dest_uri)
+            fresh.append((thumb, result.placeholder.colour, result.placeholder.data_uri))
             if len(fresh) >= 200:
                 cache.put_placeholders(fresh)
                 fresh.clear()
@@ -219,7 +228,7 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     report.stale_removed = _remove_stale(output, stale)
     cache.remove_outputs(stale)
     cache.set_page_keys(new_keys, remove=[uri for uri in old_keys if uri not in current])
-    cache.keep_placeholders({mp.thumb.dest_uri for mp in plan.media.values()})
+    cache.keep_placeholders({_placeholder_key(mp.thumb.dest_uri) for mp in plan.media.values()})
     cache.set_meta("building", None)
 
     report.albums = len(gallery.albums)
@@ -252,19 +261,63 @@ def _album_forced(album_uri: str, options: BuildOptions) -> bool:
     return any(fnmatch.fnmatchcase(album_uri, g) for g in options.force_albums)
 
 
-def _remaining(job: ImageJob, plan: SitePlan, known: dict, output: Path, forced: bool) -> ImageJob | None:
+class _Relocator:
+    """Finds a derivative this tool already made under another folder (an album renamed, made private
+    or public again): same content, same recipe, same file name. It is linked into place instead of
+    being made again."""
+
+    def __init__(self, manifest: set[str], output: Path) -> None:
+        self.manifest = manifest
+        self.output = output
+        self._by_name: dict[str, str] | None = None
+        self.moved: list[str] = []
+
+    def __call__(self, dest_uri: str) -> bool:
+        if self._by_name is None:
+            self._by_name = {posixpath.basename(u): u for u in self.manifest if "." in posixpath.basename(u)}
+        old = self._by_name.get(posixpath.basename(dest_uri))
+        if old is None or old == dest_uri:
+            return False
+        src = os.path.join(self.output, *old.split("/"))
+        dst = os.path.join(self.output, *dest_uri.split("/"))
+        if not os.path.isfile(src):
+            return False
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        try:
+            os.link(src, dst)
+        except OSError:
+            try:
+                shutil.copy2(src, dst)
+            except OSError:
+                return False
+        self.moved.append(dest_uri)
+        return True
+
+
+def _remaining(
+    job: ImageJob, plan: SitePlan, known: dict, output: Path, forced: bool, relocate: _Relocator
+) -> ImageJob | None:
     """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it."""
     if forced:
         return job
-    missing = tuple(s for s in job.outputs if not os.path.exists(os.path.join(output, *s.dest_uri.split("/"))))
+    missing = tuple(
+        s for s in job.outputs
+        if not os.path.exists(os.path.join(output, *s.dest_uri.split("/"))) and not relocate(s.dest_uri)
+    )
     thumb = plan.media[job.job_id].thumb
-    need_placeholder = thumb.dest_uri not in known
+    need_placeholder = _placeholder_key(thumb.dest_uri) not in known
     if not missing and not need_placeholder:
         return None
     source = None
     if need_placeholder and thumb not in missing:
         source = os.path.join(output, *thumb.dest_uri.split("/"))
     return replace(job, outputs=missing, placeholder_source=source)
+
+
+def _placeholder_key(thumb_uri: str) -> str:
+    """Placeholders are keyed by the thumbnail's file name (content + recipe hash), not its folder,
+    so a photo whose album moves keeps its placeholder."""
+    return posixpath.basename(thumb_uri)
 
 
 def _placeholders(plan: SitePlan, results: dict[str, JobResult], cached: dict[str, tuple[str, str]]):
@@ -274,8 +327,8 @@ def _placeholders(plan: SitePlan, results: dict[str, JobResult], cached: dict[st
         result = results.get(uri)
         if result is not None and result.ok and result.placeholder:
             out[uri] = result.placeholder
-        elif media_plan.thumb.dest_uri in cached:
-            colour, data_uri = cached[media_plan.thumb.dest_uri]
+        elif _placeholder_key(media_plan.thumb.dest_uri) in cached:
+            colour, data_uri = cached[_placeholder_key(media_plan.thumb.dest_uri)]
             out[uri] = Placeholder(colour, data_uri)
     return out
 

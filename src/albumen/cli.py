@@ -227,6 +227,92 @@ def _print_report(report, verbosity: int) -> None:
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: _build).")
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Config file (default: ./{CONFIG_NAME} when present).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (other than loopback: a warning).")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port (0: any free port).")
+@click.option("--open", "open_browser", is_flag=True, help="Open the site in a web browser.")
+@click.option("--no-watch", is_flag=True, help="Build and serve, without watching for changes.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
+def serve(source, output, config_path, host, port, open_browser, no_watch, jobs) -> None:
+    """Build SOURCE, serve the site, and rebuild what changes as you edit.
+
+    Watches the photo folder, the config file and the theme: a new or changed photo is
+    processed, a deleted one removed, a sidecar or template edit re-renders pages, a config
+    edit rebuilds with the usual checks. Open pages reload by themselves after each rebuild.
+    The output is exactly what 'albumen build' writes (the reload script is added to pages
+    while serving, never written).
+
+    \b
+    Examples:
+      albumen serve ~/Pictures/Trips --open
+      albumen serve --port 8080                  # source and output from ./albumen.toml
+    """
+    from .build import build as run_build
+    from .serve import ServeOptions
+    from .serve import serve as run_serve
+
+    try:
+        loaded, src, out = _locations(source, output, config_path, "serve")
+        options = ServeOptions(
+            source=src.resolve(), output=out.resolve(), config_path=loaded.path, host=host, port=port,
+            watch=not no_watch, open_browser=open_browser, jobs=jobs or 0,
+        )
+
+        def builder(loaded_config, build_options):
+            return run_build(loaded_config, build_options)
+
+        status = run_serve(options, builder, echo=lambda text: click.echo(text, err=text.startswith(("warning", "rebuild failed", "config not"))))
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    except OSError as exc:
+        fail(UsageError(f"cannot serve on {host}:{port}: {exc.strerror}", hint="try another --port"))
+        return
+    sys.exit(status)
+
+
+@main.command()
+@click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--source", type=click.Path(file_okay=False, path_type=Path), help="The photo folder, written into the file.")
+def init(directory: Path, source: Path | None) -> None:
+    """Write an annotated albumen.toml listing every setting with its default.
+
+    Never overwrites an existing file, and never writes into the photo folder.
+
+    \b
+    Examples:
+      albumen init                          # ./albumen.toml
+      albumen init ~/gallery --source ~/Pictures/Published
+    """
+    import os
+
+    from .config.docs import annotated_toml
+
+    target = directory / CONFIG_NAME
+    if target.exists():
+        fail(UsageError(f"{target} already exists; it was left as it is", hint="edit it, or remove it first"))
+    if source is not None:
+        src = source.resolve()
+        here = directory.resolve()
+        if here == src or src in here.parents:
+            fail(UsageError(
+                f"{directory} is inside the photo folder {source}; Albumen never writes there",
+                hint="put the config beside the photo folder, e.g. albumen init .. --source Photos",
+            ))
+    text = annotated_toml()
+    if source is not None:
+        rel = os.path.relpath(source.resolve(), directory.resolve())
+        text = text.replace('# source = ""', f'source = "{rel}"', 1)
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(target, "x", encoding="utf-8") as f:
+        f.write(text)
+    click.echo(f"wrote {target}: every setting with its default, commented out")
+
+
+@main.command()
+@click.argument("source", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: _build).")
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help=f"Config file (default: ./{CONFIG_NAME} when present).")
 @click.option("--rotate", metavar="ALBUM", help="Give ALBUM (its path relative to SOURCE) a new link; the old one stops working at the next build.")
 def links(source, output, config_path, rotate) -> None:
     """List the private albums of SOURCE with their links.

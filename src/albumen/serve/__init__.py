@@ -1,0 +1,174 @@
+"""`albumen serve`: build, serve the output over HTTP, watch, rebuild what changed, reload browsers.
+
+serve() takes the builder and the change classifier as values, so tests can drive it.
+A failed rebuild (bad config, broken template) keeps the last good site on screen and
+shows the error in the terminal and over the page; fixing the file recovers.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import LoadedConfig, load_config
+from ..errors import AlbumenError
+from .classify import Action, Decision, classify_changes
+from .http import SiteServer
+
+__all__ = ["Action", "Decision", "ServeOptions", "classify_changes", "serve"]
+
+
+@dataclass
+class ServeOptions:
+    source: Path
+    output: Path
+    config_path: Path | None
+    host: str = "127.0.0.1"
+    port: int = 8000
+    watch: bool = True
+    open_browser: bool = False
+    jobs: int = 0
+    debounce_ms: int = 600
+    settle_seconds: float = 1.0  # a file must stop growing this long before it is processed
+    stop: threading.Event = field(default_factory=threading.Event)
+    ready: threading.Event = field(default_factory=threading.Event)  # set once the server listens
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def wait_until_settled(paths: set[str], settle: float, stop: threading.Event, timeout: float = 600) -> None:
+    """Wait until none of these files changed size or mtime for `settle` seconds (a copy in progress)."""
+    if not paths:
+        return
+    deadline = time.monotonic() + timeout
+
+    def state():
+        out = {}
+        for p in paths:
+            try:
+                st = os.stat(p)
+                out[p] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                out[p] = None
+        return out
+
+    last = state()
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline and not stop.is_set():
+        time.sleep(min(0.2, settle))
+        now = state()
+        if now != last:
+            last, quiet_since = now, time.monotonic()
+        elif time.monotonic() - quiet_since >= settle:
+            return
+
+
+def serve(
+    options: ServeOptions,
+    builder: Callable,
+    echo: Callable[[str], None] = print,
+    classify: Callable[..., Decision] = classify_changes,
+) -> int:
+    """Run until stopped (Ctrl-C or options.stop). Returns the exit status."""
+    from ..build import BuildOptions
+
+    def build_options() -> BuildOptions:
+        return BuildOptions(source=options.source, output=options.output, jobs=options.jobs)
+
+    from ..build import check_paths
+
+    loaded: LoadedConfig = load_config(options.config_path)
+    check_paths(options.source, options.output)  # usage errors stop here, before anything is served
+    theme = loaded.resolve(loaded.config.theme)
+    server = SiteServer(str(_prepare_output(options.output)), options.host, options.port, live=options.watch)
+
+    def rebuild(why: str) -> None:
+        started = time.perf_counter()
+        try:
+            report = builder(loaded, build_options())
+        except AlbumenError as exc:
+            server.error = str(exc)
+            server.hub.publish("failed", str(exc))
+            echo(f"rebuild failed ({why}); still serving the last good site:\n{exc}")
+            return
+        server.error = None
+        server.hub.publish("reload")
+        echo(
+            f"rebuilt in {time.perf_counter() - started:.1f} s ({why}): {report.derivatives_made} images made, "
+            f"{report.pages_written} files written, {report.stale_removed} removed; "
+            f"{len(report.skipped)} skipped"
+        )
+        for skipped in report.skipped:
+            echo(f"  skipped: {skipped.src_uri}: {skipped.reason}")
+
+    rebuild("first build")
+    server.start()
+    if not is_loopback(options.host):
+        echo(f"warning: serving on {options.host}: other computers on the network can see this site")
+    echo(f"serving {options.output} at {server.url}" + (" (watching for changes; Ctrl-C stops)" if options.watch else ""))
+    if not options.watch:
+        options.ready.set()
+    if options.open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        if not options.watch:
+            options.stop.wait()
+            return 0
+        from watchfiles import Change, watch
+
+        watched = [str(options.source)]
+        if options.config_path is not None:
+            watched.append(str(Path(options.config_path).resolve()))
+        if theme is not None and theme.is_dir():
+            watched.append(str(theme))
+        names = {Change.added: "added", Change.modified: "modified", Change.deleted: "deleted"}
+        for batch in watch(
+            *watched, stop_event=options.stop, debounce=options.debounce_ms, step=50, rust_timeout=500,
+            yield_on_timeout=True, raise_interrupt=True,
+        ):
+            options.ready.set()  # the first (empty) batch comes once the watcher is really watching
+            if not batch:
+                continue
+            changes = {(names[c], os.path.abspath(p)) for c, p in batch}
+            decision = classify(
+                changes, str(options.source), str(options.config_path) if options.config_path else None,
+                str(theme) if theme else None, str(options.output),
+            )
+            if decision.action == Action.NOTHING:
+                continue
+            wait_until_settled(decision.media, options.settle_seconds, options.stop)
+            if decision.action == Action.CONFIG:
+                try:
+                    loaded = load_config(options.config_path)
+                    theme = loaded.resolve(loaded.config.theme)
+                except AlbumenError as exc:
+                    server.error = str(exc)
+                    server.hub.publish("failed", str(exc))
+                    echo(f"config not reloaded; still serving the last good site:\n{exc}")
+                    continue
+            rebuild(decision.summary())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        echo("stopped")
+    return 0
+
+
+def _prepare_output(output: Path) -> Path:
+    output.mkdir(parents=True, exist_ok=True)
+    return output

@@ -1,0 +1,254 @@
+"""albumen serve: a real server on a free loopback port, real file changes, the classifier on its own."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from albumen.build import build
+from albumen.serve import Action, ServeOptions, classify_changes, serve
+from albumen.serve.http import SiteServer
+from conftest import make_jpeg, run_cli, soup
+
+# ---------------------------------------------------------------------------------------------
+# the classifier, on its own
+
+
+def decide(*changes, source="/p", config="/c/albumen.toml", theme="/c/theme", output="/site"):
+    return classify_changes(set(changes), source, config, theme, output)
+
+
+def test_classifier_orders_and_filters_changes(tmp_path):
+    assert decide(("modified", "/p/a/index.md")).action == Action.PAGES
+    assert decide(("added", "/p/a/x.jpg")).action == Action.MEDIA
+    assert decide(("deleted", "/p/a/x.JPG")).action == Action.MEDIA
+    assert decide(("modified", "/c/theme/templates/album.html")).action == Action.PAGES
+    assert decide(("modified", "/c/albumen.toml"), ("added", "/p/x.jpg")).action == Action.CONFIG
+    assert decide(("modified", "/site/index.html")).action == Action.NOTHING  # our own output
+    assert decide(("added", "/p/a/.DS_Store"), ("added", "/p/.hidden/x.jpg")).action == Action.NOTHING
+    assert decide(("modified", "/p/a/x.jpg.part"), ("modified", "/p/a/.x.jpg.swp")).action == Action.NOTHING
+    assert decide(("modified", "/p/a/notes.txt")).action == Action.NOTHING
+    assert decide(("added", "/p/a/.nomedia")).action == Action.PAGES
+    assert decide(("modified", "/elsewhere/x.jpg")).action == Action.NOTHING
+    # content counts, not the name: a photo without an extension
+    src = tmp_path / "p"
+    make_jpeg(src / "scan0001")
+    d = classify_changes({("added", str(src / "scan0001"))}, str(src), None, None, None)
+    assert d.action == Action.MEDIA and d.media == {str(src / "scan0001")}
+    assert "media added: a/x.jpg" in decide(("added", "/p/a/x.jpg")).summary()
+
+
+# ---------------------------------------------------------------------------------------------
+# a real server
+
+
+def fetch(url: str) -> tuple[int, bytes, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read(), dict(r.headers)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(), dict(e.headers)
+
+
+def raw_get(port: int, path: str, headers: dict | None = None) -> tuple[int, bytes, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", path, headers=headers or {})
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    return r.status, body, dict(r.getheaders())
+
+
+def wait_for(predicate, timeout=30.0, step=0.1):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return False
+
+
+@pytest.fixture
+def running(tmp_path):
+    src = tmp_path / "photos"
+    make_jpeg(src / "Trip" / "a.jpg", size=(640, 480), date="2024:01:01 10:00:00")
+    make_jpeg(src / "Trip" / "b.jpg", size=(640, 480), date="2024:01:02 10:00:00")
+    conf = tmp_path / "albumen.toml"
+    conf.write_text('title = "Live"\n')
+    site = tmp_path / "site"
+    log: list[str] = []
+    options = ServeOptions(source=src, output=site, config_path=conf, port=0, jobs=1, debounce_ms=200,
+                           settle_seconds=0.3)
+    thread = threading.Thread(target=serve, args=(options, build, log.append), daemon=True)
+    thread.start()
+    assert options.ready.wait(60), log
+    url = next(line.split(" at ")[1].split()[0] for line in log if line.startswith("serving"))
+    yield src, site, conf, url, log
+    options.stop.set()
+    thread.join(20)
+
+
+def test_live_site_follows_the_photo_folder(running):
+    src, site, conf, url, log = running
+    status, body, headers = fetch(url + "trip/")
+    assert status == 200 and b"__albumen/events" in body  # reload script added on the fly...
+    assert b"__albumen" not in (site / "trip" / "index.html").read_bytes()  # ...never written
+    # a new photo appears
+    make_jpeg(src / "Trip" / "c.jpg", size=(640, 480), date="2024:01:03 10:00:00")
+    assert wait_for(lambda: b"c/" in fetch(url + "trip/")[1] and (site / "trip" / "c" / "index.html").exists()), log
+    # a sidecar edit re-renders without touching any image
+    images = {p: p.stat().st_mtime_ns for p in site.rglob("*.jpg")}
+    (src / "Trip" / "a.md").write_text("Title: Renamed live\n")
+    assert wait_for(lambda: b"Renamed live" in fetch(url + "trip/a/")[1]), log
+    assert {p: p.stat().st_mtime_ns for p in site.rglob("*.jpg")} == images
+    # a deleted photo disappears with its derivatives
+    (src / "Trip" / "b.jpg").unlink()
+    assert wait_for(lambda: fetch(url + "trip/b/")[0] == 404), log
+    assert not (site / "trip" / "b").exists()
+    # a broken config keeps the last good site, then recovers
+    conf.write_text("[images]\nquality = 'high'\n")
+    assert wait_for(lambda: any("config not reloaded" in line for line in log)), log
+    status, body, _ = fetch(url + "trip/a/")
+    assert status == 200 and b"Renamed live" in body  # the last good site
+    assert b"images.quality" in body  # with the error shown over the page
+    conf.write_text('title = "Live again"\n')
+    assert wait_for(lambda: b"Live again" in fetch(url)[1]), log
+    assert b"images.quality" not in fetch(url)[1]
+
+
+def test_events_stream_announces_rebuilds(running):
+    src, site, conf, url, log = running
+    port = int(url.rsplit(":", 1)[1].strip("/"))
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/__albumen/events")
+    response = conn.getresponse()
+    assert response.status == 200 and response.getheader("Content-Type") == "text/event-stream"
+    (src / "Trip" / "index.md").write_text("Title: Trip renamed\n")
+    seen = b""
+    deadline = time.time() + 30
+    while b"event: reload" not in seen and time.time() < deadline:
+        seen += response.fp.readline()
+    conn.close()
+    assert b"event: reload" in seen
+
+
+def test_a_photo_still_being_copied_is_not_processed_half_written(running):
+    src, site, conf, url, log = running
+    data = (src / "Trip" / "a.jpg").read_bytes()
+    target = src / "Trip" / "slow.jpg"
+    with open(target, "wb") as f:
+        for i in range(0, len(data), max(1, len(data) // 6)):
+            f.write(data[i : i + max(1, len(data) // 6)])
+            f.flush()
+            time.sleep(0.15)
+    assert wait_for(lambda: (site / "trip" / "slow" / "index.html").exists(), timeout=30), log
+    assert not any(line.strip().startswith("skipped: Trip/slow.jpg") for line in log), log
+    from PIL import Image
+
+    largest = max((site / "trip" / "slow").glob("*w.*.jpg"), key=lambda p: p.stat().st_size)
+    with Image.open(largest) as im:
+        im.load()  # complete, not a half-copied file
+        assert im.size == (640, 480)
+
+
+# ---------------------------------------------------------------------------------------------
+# what the server will and will not send
+
+
+@pytest.fixture
+def static_server(tmp_path):
+    site = tmp_path / "site"
+    (site / "sub").mkdir(parents=True)
+    (site / "index.html").write_text("<html><body>home</body></html>")
+    (site / "sub" / "index.html").write_text("<html><body>sub</body></html>")
+    (site / "clip.mp4").write_bytes(bytes(range(256)) * 40)
+    for ext in ("webp", "avif", "webm", "vtt", "jpg"):
+        (site / f"x.{ext}").write_bytes(b"data")
+    (site / "nolisting").mkdir()
+    (site / "nolisting" / "file.txt").write_text("x")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("TOP SECRET")
+    os.symlink(outside, site / "link.txt")
+    os.symlink(tmp_path, site / "linkdir")
+    server = SiteServer(str(site), "127.0.0.1", 0)
+    server.start()
+    yield server.httpd.server_address[1], site
+    server.stop()
+
+
+@pytest.mark.parametrize("path", [
+    "/../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E%2Fsecret.txt", "/sub/../../secret.txt", "/link.txt",
+    "/linkdir/secret.txt", "/..%2fsecret.txt", "//etc/passwd", "/%2fetc%2fpasswd", "/nolisting/",
+])
+def test_no_traversal_no_listing(static_server, path):
+    port, _ = static_server
+    status, body, _ = raw_get(port, path)
+    assert status in (400, 403, 404), (path, status)
+    assert b"TOP SECRET" not in body and b"root:" not in body and b"file.txt" not in body
+
+
+def test_types_ranges_and_redirects(static_server):
+    port, site = static_server
+    for ext, ctype in (("webp", "image/webp"), ("avif", "image/avif"), ("webm", "video/webm"), ("vtt", "text/vtt")):
+        assert raw_get(port, f"/x.{ext}")[2]["Content-Type"].startswith(ctype)
+    status, body, headers = raw_get(port, "/clip.mp4", {"Range": "bytes=100-199"})
+    assert status == 206 and headers["Content-Type"] == "video/mp4"
+    assert headers["Content-Range"] == f"bytes 100-199/{256 * 40}" and body == (bytes(range(256)) * 40)[100:200]
+    status, body, _ = raw_get(port, "/clip.mp4", {"Range": "bytes=-10"})
+    assert status == 206 and body == (bytes(range(256)) * 40)[-10:]
+    assert raw_get(port, "/clip.mp4", {"Range": "bytes=999999-"})[0] == 416
+    status, _, headers = raw_get(port, "/sub")
+    assert status == 301 and headers["Location"] == "/sub/"
+    assert raw_get(port, "/sub/")[1].startswith(b"<html><body>sub")
+
+
+def test_serve_binds_loopback_by_default_and_warns_otherwise(tmp_path):
+    from albumen.serve import is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+    result = run_cli("serve", "--help")
+    assert "127.0.0.1" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# albumen init
+
+
+def test_init_writes_every_setting_and_never_overwrites(tmp_path):
+    from albumen.config import iter_settings, load_config
+
+    result = run_cli("init", str(tmp_path / "g"), "--source", str(tmp_path / "Photos"))
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "g" / "albumen.toml").read_text()
+    for key, _ in iter_settings():
+        assert f"# {key.rpartition('.')[2]} = " in text or key == "source", key
+    loaded = load_config(tmp_path / "g" / "albumen.toml")  # it parses and validates as written
+    assert loaded.resolve(loaded.config.source) == (tmp_path / "Photos").resolve()
+    again = run_cli("init", str(tmp_path / "g"))
+    assert again.exit_code == 2 and "already exists" in again.stderr
+    (tmp_path / "Photos").mkdir()
+    inside = run_cli("init", str(tmp_path / "Photos" / "x"), "--source", str(tmp_path / "Photos"))
+    assert inside.exit_code == 2 and "inside the photo folder" in inside.stderr
+    assert not (tmp_path / "Photos" / "x").exists()
+
+
+def test_private_toggle_moves_outputs_without_re_encoding(tmp_path):
+    src = tmp_path / "photos"
+    make_jpeg(src / "Fam" / "a.jpg", size=(900, 600))
+    make_jpeg(src / "Pub" / "b.jpg", size=(900, 600))
+    site = tmp_path / "site"
+    assert run_cli("build", str(src), "-o", str(site), "-j", "1").exit_code == 0
+    (src / "Fam" / "index.md").write_text("private: true\n")
+    result = run_cli("build", str(src), "-o", str(site), "-j", "1", "-v")
+    assert "made 0 derivatives of 0 images" in result.stdout, result.stdout
+    assert not (site / "fam").exists()
+    token_dir = next((site / "p").iterdir())
+    assert soup(token_dir / "a" / "index.html").select_one("img.photo-image") is not None
+    assert len(list((token_dir / "a").glob("*.jpg"))) == 3
