@@ -216,3 +216,64 @@ def isolated_home(tmp_path_factory, monkeypatch) -> Path:
     monkeypatch.setenv("ALBUMEN_HOME", str(home))
     monkeypatch.delenv("ALBUMEN_SECRET", raising=False)
     return home
+
+
+def make_video(
+    path: Path,
+    seconds: float = 1.0,
+    size: tuple[int, int] = (160, 120),
+    fps: int = 25,
+    black: int = 0,
+    audio: bool = True,
+    rotation: int = 0,
+    codec: str = "libx264",
+    fmt: str = "mp4",
+) -> Path:
+    """A tiny real video made with PyAV: `black` black frames first, then orange; a 440 Hz tone."""
+    import fractions
+    import math
+    import struct
+
+    import av
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = av.open(str(path), "w", format=fmt)
+    video = out.add_stream(codec, rate=fps)
+    video.width, video.height = size
+    video.pix_fmt = "yuv420p"
+    if rotation:
+        video.set_display_rotation(rotation)
+    sound = None
+    if audio:
+        sound = out.add_stream("aac", rate=48000)
+        sound.layout = "stereo"
+    w, h = size
+    for i in range(int(seconds * fps)):
+        frame = av.VideoFrame(w, h, "rgb24")
+        if i < black:
+            pixels = bytes(3) * (w * h)
+        else:  # orange, with a white block in the top-left quarter (to check orientation)
+            row = bytes((255, 255, 255)) * (w // 4) + bytes((230, 120, 20)) * (w - w // 4)
+            pixels = row * (h // 4) + bytes((230, 120, 20)) * (w * (h - h // 4))
+        frame.planes[0].update(pixels)
+        frame = frame.reformat(format="yuv420p")
+        frame.pts, frame.time_base = i, fractions.Fraction(1, fps)
+        for packet in video.encode(frame):
+            out.mux(packet)
+    for packet in video.encode(None):
+        out.mux(packet)
+    if sound is not None:
+        t = 0
+        while t < int(48000 * seconds):
+            data = struct.pack("<1024f", *(0.2 * math.sin(2 * math.pi * 440 * (t + k) / 48000) for k in range(1024)))
+            chunk = av.AudioFrame(format="fltp", layout="stereo", samples=1024)
+            chunk.planes[0].update(data)
+            chunk.planes[1].update(data)
+            chunk.sample_rate, chunk.pts, chunk.time_base = 48000, t, fractions.Fraction(1, 48000)
+            for packet in sound.encode(chunk):
+                out.mux(packet)
+            t += 1024
+        for packet in sound.encode(None):
+            out.mux(packet)
+    out.close()
+    return path

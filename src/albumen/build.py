@@ -28,7 +28,7 @@ from .model import Gallery, Skipped
 from .pool import WorkerPool
 from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_site
-from .process.specs import ImageJob, JobResult, Placeholder
+from .process.specs import ImageJob, JobResult, Placeholder, VideoJob
 from .render.pages import RenderContext, SiteRenderer, folder_index_pages
 from .report import QuietReporter, Reporter
 from .scan import arrange_gallery, scan_source
@@ -123,6 +123,7 @@ def build(loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None
             f"the cache folder {cache_dir} is inside the photo folder or the output",
             hint="the cache holds private metadata: keep it out of both (cache_dir setting)",
         )
+    _ffmpeg(loaded)  # a wrong videos.ffmpeg stops here, before anything is written
     report = BuildReport(source=source, output=output, cache=cache_dir)
     cache = BuildCache(cache_dir)
     report.warnings.extend(cache.warnings)
@@ -153,6 +154,9 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     def forced(uri: str) -> bool:
         return options.force or _album_forced(gallery.media[uri].album_uri, options)
 
+    ffmpeg = _ffmpeg(loaded)  # checked before any work in build()
+    if ffmpeg:
+        plan.jobs = {uri: replace(j, ffmpeg=ffmpeg) if isinstance(j, VideoJob) else j for uri, j in plan.jobs.items()}
     reuse = _Relocator(cache.get_outputs(), output)
     todo = [
         job
@@ -295,23 +299,41 @@ class _Relocator:
 
 
 def _remaining(
-    job: ImageJob, plan: SitePlan, known: dict, output: Path, forced: bool, relocate: _Relocator
-) -> ImageJob | None:
+    job: ImageJob | VideoJob, plan: SitePlan, known: dict, output: Path, forced: bool, relocate: _Relocator
+) -> ImageJob | VideoJob | None:
     """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it."""
     if forced:
         return job
-    missing = tuple(
-        s for s in job.outputs
-        if not os.path.exists(os.path.join(output, *s.dest_uri.split("/"))) and not relocate(s.dest_uri)
-    )
+
+    def absent(dest_uri: str) -> bool:
+        return not os.path.exists(os.path.join(output, *dest_uri.split("/"))) and not relocate(dest_uri)
+
+    missing = tuple(s for s in job.outputs if absent(s.dest_uri))
+    captions = tuple(dest for _, dest in getattr(job, "tracks", ()) if absent(dest))
     thumb = plan.media[job.job_id].thumb
     need_placeholder = _placeholder_key(thumb.dest_uri) not in known
-    if not missing and not need_placeholder:
+    if not (missing or captions or need_placeholder):
         return None
-    source = None
-    if need_placeholder and thumb not in missing:
-        source = os.path.join(output, *thumb.dest_uri.split("/"))
+    source = os.path.join(output, *thumb.dest_uri.split("/")) if need_placeholder and thumb not in missing else None
+    if isinstance(job, VideoJob):
+        return replace(job, todo=tuple(s.dest_uri for s in missing) + captions, placeholder_source=source)
     return replace(job, outputs=missing, placeholder_source=source)
+
+
+def _ffmpeg(loaded: LoadedConfig) -> str | None:
+    """The system ffmpeg named by videos.ffmpeg: a path (relative to the config) or a command on PATH."""
+    value = loaded.config.videos.ffmpeg
+    if not value:
+        return None
+    if "/" not in value and os.sep not in value:
+        found = shutil.which(value)
+        if found is None:
+            raise UsageError(f"videos.ffmpeg: {value!r} is not on the PATH")
+        return found
+    path = loaded.resolve(value)
+    if path is None or not os.access(path, os.X_OK):
+        raise UsageError(f"videos.ffmpeg: {path} is not an executable file")
+    return str(path)
 
 
 def _placeholder_key(thumb_uri: str) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .scan import FileRecord, ScanCache
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 
 def default_cache_dir(source: Path, output: Path, configured: Path | None = None) -> Path:

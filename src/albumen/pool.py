@@ -34,8 +34,13 @@ class WorkerPool:
             self._pool = ProcessPool(max_workers=self.workers, context=multiprocessing.get_context("spawn"))
         return self._pool
 
-    def run(self, fn: Callable, items: Iterable[Any], timeout: float | None = None) -> Iterator[tuple[Any, Any]]:
-        """Yield (item, result) as tasks finish; result is a TaskFailed when the task failed."""
+    def run(
+        self, fn: Callable, items: Iterable[Any], timeout: float | Callable[[Any], float] | None = None
+    ) -> Iterator[tuple[Any, Any]]:
+        """Yield (item, result) as tasks finish; result is a TaskFailed when the task failed.
+
+        timeout: seconds per task, or a function of the item giving them.
+        """
         items = list(items)
         if not items:
             return
@@ -49,14 +54,15 @@ class WorkerPool:
         from pebble import ProcessExpired
 
         pool = self._get()
-        futures = {pool.schedule(fn, args=(item,), timeout=timeout): i for i, item in enumerate(items)}
+        limit = timeout if callable(timeout) else (lambda _item: timeout)
+        futures = {pool.schedule(fn, args=(item,), timeout=limit(item)): i for i, item in enumerate(items)}
         try:
             for future in as_completed(futures):
                 item = items[futures[future]]
                 try:
                     result = future.result()
                 except FutureTimeout:
-                    result = TaskFailed(f"timed out after {timeout:.0f} s")
+                    result = TaskFailed(f"timed out after {limit(item):.0f} s")
                 except ProcessExpired as exc:
                     result = TaskFailed(f"the worker crashed (exit code {exc.exitcode})")
                 except Exception as exc:

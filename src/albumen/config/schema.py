@@ -109,6 +109,34 @@ class PagesConfig:
 
 
 @dataclass(frozen=True)
+class VideosConfig:
+    max_size: int = setting(1280, "Long edge in pixels of published videos (and their posters). Never upscaled.", min=16, max=8192)
+    crf: int = setting(23, "H.264 quality (CRF): lower is better and bigger; 18-28 is sensible.", min=0, max=51)
+    preset: str = setting(
+        "veryfast", "x264 speed preset: slower presets make smaller files for the same quality.",
+        choices=("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower"),
+    )
+    audio_bitrate: int = setting(128, "AAC audio bitrate in kbit/s.", min=16, max=512)
+    formats: tuple[str, ...] = setting(
+        ["mp4"],
+        "Video formats: H.264/AAC MP4 is always made (it plays everywhere); 'webm' adds VP9/Opus, 'av1' adds "
+        "AV1/Opus (WebM), offered first to browsers that play them.",
+        item_choices=("mp4", "webm", "av1"),
+    )
+    remux: bool = setting(
+        True,
+        "Copy a video that is already H.264 (8-bit 4:2:0) with AAC or no sound, upright, no larger than max_size and "
+        "under max_remux_bitrate, instead of re-encoding it.",
+    )
+    max_remux_bitrate: int = setting(8000, "Largest bitrate (kbit/s) of a video that is copied rather than re-encoded.", min=1)
+    timeout: int = setting(1800, "Seconds one video may take before it is skipped.", min=10)
+    ffmpeg: str = setting(
+        "", "Path of a system ffmpeg to use instead of the FFmpeg bundled with PyAV (e.g. '/usr/bin/ffmpeg').",
+        kind="path",
+    )
+
+
+@dataclass(frozen=True)
 class StreamConfig:
     enabled: bool = setting(True, "Publish the stream: the latest photos and videos of all albums, newest first.")
     title: str = setting("", "Title of the stream pages. Default: 'Latest photos' in the site's language.")
@@ -171,6 +199,7 @@ class Config:
     sort: SortConfig = field(default_factory=SortConfig, metadata={"doc": "How albums and media are ordered."})
     images: ImagesConfig = field(default_factory=ImagesConfig, metadata={"doc": "Resized images."})
     thumbnails: ThumbnailsConfig = field(default_factory=ThumbnailsConfig, metadata={"doc": "Grid thumbnails."})
+    videos: VideosConfig = field(default_factory=VideosConfig, metadata={"doc": "Published videos."})
     pages: PagesConfig = field(default_factory=PagesConfig, metadata={"doc": "Pages and URLs."})
     stream: StreamConfig = field(default_factory=StreamConfig, metadata={"doc": "The stream of latest media."})
     feeds: FeedsConfig = field(default_factory=FeedsConfig, metadata={"doc": "Feeds and sitemap."})

@@ -58,6 +58,12 @@ class MediaInfo:
     colour: str = "srgb"  # 'srgb' (or untagged), 'p3' (kept with its profile), 'convert' (to sRGB)
     frames: int = 1
     duration: float | None = None  # seconds, videos
+    rotation: int = 0  # videos: clockwise turn (0, 90, 180, 270) that shows the picture upright
+    video_codec: str | None = None
+    audio_codec: str | None = None
+    pix_fmt: str | None = None
+    bitrate: int | None = None  # bits per second, the whole file
+    fps: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +87,7 @@ class Media:
     embedded: EmbeddedMetadata
     sidecar: Sidecar | None = None
     paired: tuple[str, ...] = ()  # RAW or Live Photo files published as part of this one
+    tracks: tuple[tuple[str, str], ...] = ()  # videos: (src_uri of a .vtt caption file, language or '')
     # Resolved by precedence: sidecar > XMP > IPTC > embedded > file name > mtime
     title: str | None = None
     description_html: str = ""

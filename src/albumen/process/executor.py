@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..pool import TaskFailed, WorkerPool
-from .specs import ImageJob, JobResult
+from .specs import ImageJob, JobResult, VideoJob
 from .worker import run_job
 
 DEFAULT_TIMEOUT = 600.0
@@ -21,9 +21,10 @@ def run_jobs(
     if isinstance(pool, int):
         with WorkerPool(pool) as owned:
             return run_jobs(jobs, owned, on_result, timeout)
-    ordered = sorted(jobs, key=lambda j: j.src_width * j.src_height, reverse=True)  # biggest first balances cores
+    # biggest first balances the cores; a video counts as a long job
+    ordered = sorted(jobs, key=lambda j: j.src_width * j.src_height * (1000 if isinstance(j, VideoJob) else 1), reverse=True)
     results: dict[str, JobResult] = {}
-    for job, outcome in pool.run(run_job, ordered, timeout=timeout):
+    for job, outcome in pool.run(run_job, ordered, timeout=lambda j: getattr(j, "timeout", timeout)):
         if isinstance(outcome, TaskFailed):
             result = JobResult(job.job_id, ok=False, error=str(outcome))
         elif not isinstance(outcome, JobResult) or outcome.job_id != job.job_id:

@@ -18,7 +18,7 @@ from anyascii import anyascii
 from ..config import Config
 from ..model import Gallery, Media
 from ..scan.arrange import natural_key
-from .specs import EXTENSIONS, ImageJob, OutputSpec, derivative_hash, recipe_text
+from .specs import EXTENSIONS, ImageJob, OutputSpec, VideoJob, derivative_hash, recipe_text
 
 STATIC_DIR = "static"
 # Names the site itself uses at the top level; an album or photo there gets another name.
@@ -38,10 +38,13 @@ class MediaPlan:
     thumb: OutputSpec
     display: dict[str, list[OutputSpec]]  # format -> outputs, smallest first
     original: OutputSpec | None = None
+    videos: list[OutputSpec] = field(default_factory=list)  # best first; MP4 (or the copied file) last
+    tracks: list[tuple[OutputSpec, str]] = field(default_factory=list)  # caption files and their language
 
     @property
     def outputs(self) -> list[OutputSpec]:
         out = [self.thumb] + [o for specs in self.display.values() for o in specs]
+        out += self.videos + [spec for spec, _ in self.tracks]
         return out + ([self.original] if self.original else [])
 
     @property
@@ -163,12 +166,88 @@ def plan_site(
     reserved = {config.stream.path} if config.stream.enabled else set()
     plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
     for uri, media in gallery.media.items():
-        if media.kind != "image":
-            continue
-        media_plan, job = _plan_image(media, media_dirs[uri], config, abs_dest_root, abs_source_root)
+        planner = _plan_image if media.kind == "image" else _plan_video
+        media_plan, job = planner(media, media_dirs[uri], config, abs_dest_root, abs_source_root)
         plan.media[uri] = media_plan
         plan.jobs[uri] = job
     return plan
+
+
+def video_geometry(width: int, height: int, max_size: int) -> tuple[int, int]:
+    """Fit the long edge to max_size (never up), with even sides as H.264 in 4:2:0 needs."""
+    scale = min(1.0, max_size / max(width, height))
+    w, h = max(2, round(width * scale)), max(2, round(height * scale))
+    return w - w % 2, h - h % 2
+
+
+def can_remux(media: Media, config: Config) -> bool:
+    """Already playable everywhere and small enough: copy the streams instead of re-encoding."""
+    info, videos = media.info, config.videos
+    return bool(
+        videos.remux
+        and info.video_codec == "h264"
+        and info.pix_fmt in ("yuv420p", "yuvj420p")
+        and info.audio_codec in (None, "aac")
+        and info.rotation == 0
+        and max(info.width, info.height) <= videos.max_size
+        and (info.bitrate or 0) <= videos.max_remux_bitrate * 1000
+        and info.format in ("mp4", "m4v", "mov", "video")
+    )
+
+
+def _plan_video(media: Media, dest_dir: str, config: Config, abs_dest_root: str, abs_source_root: str):
+    info, videos = media.info, config.videos
+    keep = config.images.keep_metadata
+    slug = posixpath.basename(dest_dir)
+    job_text = repr((info.rotation, keep, videos.crf, videos.preset, videos.audio_bitrate))
+
+    def spec(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None) -> OutputSpec:
+        draft = OutputSpec("", role, w, h, fmt, quality, crop)
+        digest = derivative_hash(media.content_hash, recipe_text(draft, job_text, False))
+        return OutputSpec(f"{dest_dir}/{slug}.{tag}.{digest}.{EXTENSIONS[fmt]}", role, w, h, fmt, quality, crop)
+
+    w, h = video_geometry(info.width, info.height, videos.max_size)
+    poster = spec("display", "poster", w, h, "jpeg", config.images.quality)
+    tw, th, crop = thumb_geometry(w, h, config.thumbnails.height, config.thumbnails.style)
+    thumb = spec("thumb", "thumb", tw, th, "jpeg", config.images.quality, crop)
+    streams = []
+    for fmt in ("av1", "webm"):
+        if fmt in videos.formats:
+            streams.append(spec("video", f"{h}p-{'vp9' if fmt == 'webm' else fmt}", w, h, fmt, videos.crf))
+    if can_remux(media, config):
+        streams.append(spec("video", f"{info.height}p", info.width, info.height, "remux"))
+    else:
+        streams.append(spec("video", f"{h}p", w, h, "mp4", videos.crf))
+    tracks = []
+    for n, (track_uri, lang) in enumerate(media.tracks):
+        draft = OutputSpec("", "track", 0, 0, "vtt", n)
+        digest = derivative_hash(media.content_hash + track_uri, recipe_text(draft, job_text, False))
+        tracks.append((OutputSpec(f"{dest_dir}/{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
+    media_plan = MediaPlan(media.src_uri, dest_dir, thumb, {"jpeg": [poster]}, videos=streams, tracks=tracks)
+    job = VideoJob(
+        job_id=media.src_uri,
+        abs_src_path=os.path.join(abs_source_root, *media.src_uri.split("/")),
+        abs_dest_root=abs_dest_root,
+        src_width=info.width,
+        src_height=info.height,
+        rotation=info.rotation,
+        duration=info.duration,
+        poster=poster,
+        thumb=thumb,
+        videos=tuple(streams),
+        tracks=tuple(
+            (os.path.join(abs_source_root, *uri.split("/")), spec.dest_uri)
+            for (uri, _), (spec, _) in zip(media.tracks, tracks, strict=True)
+        ),
+        crf=videos.crf,
+        preset=videos.preset,
+        audio_bitrate=videos.audio_bitrate,
+        keep_metadata=keep,
+        ffmpeg=None,
+        timeout=float(videos.timeout),
+        quality=config.images.quality,
+    )
+    return media_plan, job
 
 
 def _plan_image(media: Media, dest_dir: str, config: Config, abs_dest_root: str, abs_source_root: str):

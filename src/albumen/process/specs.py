@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 # derivative name (and so every cache key) changes with it.
 PROCESSING_VERSION = "3"
 
-EXTENSIONS = {"jpeg": "jpg", "webp": "webp", "avif": "avif", "gif": "gif", "png": "png"}
+EXTENSIONS = {
+    "jpeg": "jpg", "webp": "webp", "avif": "avif", "gif": "gif", "png": "png",
+    "mp4": "mp4", "remux": "mp4", "webm": "webm", "av1": "webm", "vtt": "vtt",
+}
+VIDEO_MIME = {"mp4": "video/mp4", "remux": "video/mp4", "webm": 'video/webm; codecs="vp9, opus"',
+              "av1": 'video/webm; codecs="av01.0.08M.08, opus"'}
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +56,40 @@ class ImageJob:
     max_pixels: int = 178_956_970
     placeholder: bool = True
     placeholder_source: str | None = None  # an existing thumbnail to take the placeholder from
+
+
+@dataclass(frozen=True, slots=True)
+class VideoJob:
+    """Everything needed to publish one video: poster, thumbnail, transcoded or copied streams, captions."""
+
+    job_id: str
+    abs_src_path: str
+    abs_dest_root: str
+    src_width: int  # as displayed
+    src_height: int
+    rotation: int  # clockwise degrees to apply
+    duration: float | None
+    poster: OutputSpec  # full-size JPEG poster frame
+    thumb: OutputSpec
+    videos: tuple[OutputSpec, ...]  # format 'mp4' | 'webm' | 'av1' | 'remux'
+    tracks: tuple[tuple[str, str], ...] = ()  # (abs path of a .vtt, dest_uri)
+    todo: tuple[str, ...] | None = None  # dest_uris still to make; None: all
+    crf: int = 23
+    preset: str = "veryfast"
+    audio_bitrate: int = 128
+    keep_metadata: bool = False
+    ffmpeg: str | None = None
+    timeout: float = 1800.0
+    quality: int = 82
+    placeholder: bool = True
+    placeholder_source: str | None = None
+    progressive: bool = False  # posters and thumbnails are JPEGs like any other
+    artist: str | None = None
+    copyright: str | None = None
+
+    @property
+    def outputs(self) -> tuple[OutputSpec, ...]:
+        return (self.poster, self.thumb, *self.videos)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import time
 
 from ..errors import ProcessingError
 from ..fsutil import write_atomic
-from .specs import ImageJob, JobResult, OutputSpec
+from .specs import ImageJob, JobResult, OutputSpec, VideoJob
 
 # Use an intermediate only when it has at least this many times the pixels (per side) of the target.
 ADEQUATE_FACTOR = 1.5
@@ -52,8 +52,47 @@ def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[str], siz
     sizes[spec.dest_uri] = len(data)
 
 
+def _make_video_outputs(job: VideoJob, written: list[str], sizes: dict[str, int]):
+    import pyvips
+
+    from . import engine, video
+
+    todo = set(job.todo) if job.todo is not None else None
+
+    def need(spec: OutputSpec) -> bool:
+        return todo is None or spec.dest_uri in todo
+
+    placeholder = None
+    if need(job.poster) or need(job.thumb) or (job.placeholder and not job.placeholder_source):
+        frame = video.frame_to_vips(video.pick_poster_frame(job.abs_src_path), job.rotation)
+        poster = engine.resize_exact(frame, job.poster.width, job.poster.height).copy_memory()
+        if need(job.poster):
+            _write(job, job.poster, engine.encode(poster, job.poster, job), written, sizes)
+        thumb = engine.resize_exact(poster, job.thumb.width, job.thumb.height, job.thumb.crop).copy_memory()
+        if need(job.thumb):
+            _write(job, job.thumb, engine.encode(thumb, job.thumb, job), written, sizes)
+        placeholder = engine.make_placeholder(thumb)
+    elif job.placeholder and job.placeholder_source:
+        placeholder = engine.make_placeholder(pyvips.Image.new_from_file(job.placeholder_source))
+    for spec in job.videos:
+        if need(spec):
+            target = os.path.join(job.abs_dest_root, spec.dest_uri)
+            video.make_stream(job, spec, target)
+            written.append(spec.dest_uri)
+            sizes[spec.dest_uri] = os.path.getsize(target)
+    for source, dest_uri in job.tracks:
+        if todo is None or dest_uri in todo:
+            with open(source, "rb") as f:
+                write_atomic(os.path.join(job.abs_dest_root, dest_uri), f.read())
+            written.append(dest_uri)
+    return placeholder
+
+
 def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
     from . import engine
+
+    if isinstance(job, VideoJob):
+        return _make_video_outputs(job, written, sizes)
 
     still = [o for o in job.outputs if o.format != "copy" and not o.animated]
     moving = [o for o in job.outputs if o.animated]

@@ -112,8 +112,9 @@ def viewer_items(ctx, items, offset: int | None = None, total: int | None = None
             "n": m.index if offset is None else offset + i + 1, "of": m.count if total is None else total,
         }
         if m.video:
-            entry["src"] = url(ctx, m.thumb.src)
-            entry["v"] = [[v["mime"], url(ctx, v["src"])] for v in m.video.get("sources", [])]
+            entry["src"] = url(ctx, m.video["poster"].src)
+            entry["v"] = [[v["mime"], url(ctx, v["src"])] for v in m.video["sources"]]
+            entry["tr"] = [[url(ctx, t["src"]), t["srclang"], t["label"]] for t in m.video["tracks"]]
         if i == 0 and m.prev is not None:
             entry["pv"] = url(ctx, m.prev.url)
         if i == last and m.next is not None:

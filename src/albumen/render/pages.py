@@ -19,7 +19,7 @@ from ..config import Config
 from ..errors import BuildError
 from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan
-from ..process.specs import OutputSpec, Placeholder
+from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
 from ..scan.arrange import is_published, stream_order
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, gettext_for
@@ -214,8 +214,25 @@ class ViewBuilder:
             album_page_url=f"{album_page}#{slug}",
             original=_image_ref(plan.original) if plan.original else None,
             original_name=media.name if plan.original else None,
+            video=self._video(media, plan) if media.kind == "video" else None,
         )
         return view
+
+    def _video(self, media: Media, plan) -> dict:
+        duration = media.info.duration
+        poster = plan.display["jpeg"][-1]
+        return {
+            "sources": [{"src": s.dest_uri, "mime": VIDEO_MIME[s.format]} for s in plan.videos],
+            "poster": _image_ref(poster),
+            "width": poster.width,
+            "height": poster.height,
+            "duration": duration,
+            "duration_text": _duration_text(duration),
+            "duration_iso": f"PT{duration:.0f}S" if duration else "",
+            "tracks": [
+                {"src": spec.dest_uri, "srclang": lang, "label": _language_name(lang)} for spec, lang in plan.tracks
+            ],
+        }
 
 
 @dataclass
@@ -503,6 +520,23 @@ def _theme_fingerprint(dirs: list[Path]) -> str:
             if path.is_file():
                 h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
+
+
+def _duration_text(seconds: float | None) -> str:
+    if not seconds:
+        return ""
+    total = round(seconds)
+    h, rest = divmod(total, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+_LANGUAGES = {"en": "English", "fr": "Français", "de": "Deutsch", "es": "Español", "it": "Italiano", "nl": "Nederlands",
+              "pt": "Português", "ja": "日本語", "zh": "中文"}
+
+
+def _language_name(code: str) -> str:
+    return _LANGUAGES.get(code.split("-")[0].lower(), code) if code else "Captions"
 
 
 def render_pages(ctx: RenderContext) -> list[Page]:

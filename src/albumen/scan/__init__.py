@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import html
 import os
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from functools import partial
@@ -25,6 +26,7 @@ from .dates import date_from_filename, get_timezone, localize, parse_date_value
 from .metadata import read_image
 from .sidecar import meta_bool, meta_list, meta_text, read_sidecar
 from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
+from .video import read_video
 from .walk import DirListing, FileEntry, WalkReport, walk_source
 
 __all__ = ["FileRecord", "ScanCache", "arrange_gallery", "natural_key", "read_media_file", "scan_source"]
@@ -83,8 +85,11 @@ def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
             return FileRecord("broken", sniffed.format, reason=exc.message)
         record.info, record.embedded, record.notes = info, embedded, notes
     elif sniffed.kind == "video":
-        record.reason = "videos are not supported yet"
-        record.kind = "unsupported"
+        try:
+            info, embedded, notes = read_video(abs_path, sniffed.format or "video")
+        except ProcessingError as exc:
+            return FileRecord("broken", sniffed.format, reason=exc.message)
+        record.info, record.embedded, record.notes = info, embedded, notes
     if record.kind in ("image", "video"):
         record.content_hash = hash_file(abs_path)
     return record
@@ -193,9 +198,12 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
             continue
         record = all_records[prefix + entry.name]
         if record.kind is None:
-            gallery.ignored += 1
+            if not entry.name.lower().endswith(".vtt"):
+                gallery.ignored += 1
             continue
         records.append((entry, record))
+    captions = sorted(e.name for e in listing.files if e.name.lower().endswith(".vtt"))
+    used_captions: set[str] = set()
 
     folder_name = listing.src_uri.rpartition("/")[2]
     album = Album(src_uri=listing.src_uri, name=folder_name, title=folder_name)
@@ -237,11 +245,30 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
             embedded=record.embedded or EmbeddedMetadata(),
             sidecar=sidecar,
             paired=tuple(prefix + n for n in paired.get(entry.name, ())),
+            tracks=_tracks_for(entry.name, captions, prefix, used_captions) if record.kind == "video" else (),
         )
         resolve_media(media, tz)
         gallery.media[src_uri] = media
-    gallery.ignored += len(set(sidecars) - used_sidecars)
+    gallery.ignored += len(set(sidecars) - used_sidecars) + len(set(captions) - used_captions)
     return album
+
+
+def _tracks_for(name: str, captions: list[str], prefix: str, used: set[str]) -> tuple[tuple[str, str], ...]:
+    """Caption files of a video: clip.vtt (no language) and clip.en.vtt, clip.fr.vtt, ..."""
+    stem = os.path.splitext(name)[0]
+    out = []
+    for caption in captions:
+        base = caption[:-4]
+        if base == stem:
+            lang = ""
+        elif base.startswith(stem + ".") and re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?", base[len(stem) + 1 :]):
+            lang = base[len(stem) + 1 :]
+        else:
+            continue
+        used.add(caption)
+        out.append((prefix + caption, lang))
+    out.sort(key=lambda track: (track[1] != "", track[1]))  # the one without a language is the default
+    return tuple(out)
 
 
 def _pair_companions(records: list[tuple[FileEntry, FileRecord]]) -> dict[str, list[str]]:
@@ -261,7 +288,7 @@ def _pair_companions(records: list[tuple[FileEntry, FileRecord]]) -> dict[str, l
         is_live = (
             ext.lower() in LIVE_PHOTO_EXTS
             and os.path.splitext(still)[1].lower() in LIVE_PHOTO_STILLS
-            and record.kind in ("video", "unsupported")
+            and record.kind in ("video", "unsupported", "broken")
         )
         if is_raw or is_live:
             by_still.setdefault(still, []).append(entry.name)

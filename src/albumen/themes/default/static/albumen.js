@@ -21,13 +21,12 @@
     return e.altKey || e.ctrlKey || e.metaKey || (t && /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)) || (t && t.isContentEditable);
   }
   function swipe(target, handlers) {
-    var x0 = null, y0 = 0, t0 = 0, multi = false;
-    on(target, "pointerdown", function (e) { if (e.isPrimary) { x0 = e.clientX; y0 = e.clientY; t0 = Date.now(); multi = false; } else multi = true; });
+    var x0 = null, y0 = 0, multi = false;
+    on(target, "pointerdown", function (e) { if (e.isPrimary) { x0 = e.clientX; y0 = e.clientY; multi = false; } else multi = true; });
     on(target, "pointerup", function (e) {
       if (x0 === null || multi || !e.isPrimary || (handlers.active && !handlers.active())) { x0 = null; return; }
-      var dx = e.clientX - x0, dy = e.clientY - y0, fast = Date.now() - t0 < 800;
+      var dx = e.clientX - x0, dy = e.clientY - y0;
       x0 = null;
-      if (!fast) return;
       if (Math.abs(dx) > 50 && Math.abs(dx) > 1.5 * Math.abs(dy)) (dx < 0 ? handlers.next : handlers.prev)();
       else if (dy > 80 && Math.abs(dy) > 1.5 * Math.abs(dx) && handlers.down) handlers.down();
     });
@@ -61,6 +60,7 @@
     it.u = abs(it.u); it.src = abs(it.src); it.set = absSet(it.set); it.pv = abs(it.pv); it.nx = abs(it.nx);
     (it.s || []).forEach(function (s) { s[1] = absSet(s[1]); });
     (it.v || []).forEach(function (v) { v[1] = abs(v[1]); });
+    (it.tr || []).forEach(function (t) { t[0] = abs(t[0]); });
   });
   var box = tpl.content.firstElementChild.cloneNode(true);
   doc.body.appendChild(box);
@@ -138,6 +138,12 @@
     if (item.k === "video" && item.v) {
       media = el("video", "lb-video", { controls: "", playsinline: "", preload: "metadata", poster: item.src });
       item.v.forEach(function (s) { media.appendChild(el("source", null, { src: s[1], type: s[0] })); });
+      (item.tr || []).forEach(function (t, n) {
+        var tr = el("track", null, { kind: "captions", src: t[0], label: t[2] });
+        if (t[1]) tr.setAttribute("srclang", t[1]);
+        if (!n) tr.setAttribute("default", "");
+        media.appendChild(tr);
+      });
       frame.appendChild(media);
     } else {
       var pic = picture(item, sizesFor(item));

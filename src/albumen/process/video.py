@@ -1,0 +1,273 @@
+"""Publish one video: a poster from the first frame that is not black, a thumbnail, and streams
+every browser plays (H.264/AAC MP4 with the index at the front; VP9 or AV1 in WebM as extras).
+
+FFmpeg comes with PyAV, so `pip install` alone is enough; a system ffmpeg is used instead when the
+config names one. Rotation flags are applied to the pixels: a phone's portrait video comes out
+portrait in every player. Location metadata is dropped unless metadata is kept.
+"""
+
+from __future__ import annotations
+
+import fractions
+import math
+import os
+import subprocess
+import tempfile
+
+from ..errors import ProcessingError
+from ..fsutil import TMP_PREFIX
+from .specs import OutputSpec, VideoJob
+
+POSTER_SEARCH_SECONDS = 5.0
+POSTER_SEARCH_FRAMES = 150
+
+
+def _av_error(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.split(": '")[0] if text else type(exc).__name__
+
+
+# ---------------------------------------------------------------- poster frame
+def _luma_stats(frame) -> tuple[float, float]:
+    """Mean and standard deviation of a tiny grey copy of the frame."""
+    small = frame.reformat(width=48, height=27, format="gray")
+    plane = small.planes[0]
+    data = bytes(plane)
+    stride = plane.line_size
+    values = [data[y * stride + x] for y in range(small.height) for x in range(small.width)]
+    mean = sum(values) / len(values)
+    var = sum((v - mean) ** 2 for v in values) / len(values)
+    return mean, math.sqrt(var)
+
+
+def pick_poster_frame(path: str):
+    """The first frame that is neither black nor blank (within the first seconds); else the liveliest seen."""
+    import av
+
+    try:
+        container = av.open(path)
+    except Exception as exc:
+        raise ProcessingError(f"cannot read video: {_av_error(exc)}") from None
+    best, best_score = None, -1.0
+    with container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        try:
+            for n, frame in enumerate(container.decode(stream)):
+                mean, std = _luma_stats(frame)
+                if mean > 24 and std > 10:
+                    return frame
+                score = mean + 4 * std
+                if score > best_score:
+                    best, best_score = frame, score
+                t = float(frame.time or 0)
+                if n >= POSTER_SEARCH_FRAMES or t >= POSTER_SEARCH_SECONDS:
+                    break
+        except Exception as exc:
+            if best is None:
+                raise ProcessingError(f"cannot decode the video: {_av_error(exc)}") from None
+    if best is None:
+        raise ProcessingError("the video has no frame that can be decoded")
+    return best
+
+
+def frame_to_vips(frame, rotation: int):
+    import pyvips
+
+    rgb = frame.reformat(format="rgb24")
+    plane = rgb.planes[0]
+    width, height, stride = rgb.width, rgb.height, plane.line_size
+    data = bytes(plane)
+    if stride != width * 3:
+        data = b"".join(data[y * stride : y * stride + width * 3] for y in range(height))
+    image = pyvips.Image.new_from_memory(data, width, height, 3, "uchar").copy(interpretation="srgb")
+    if rotation == 90:
+        image = image.rot90()
+    elif rotation == 180:
+        image = image.rot180()
+    elif rotation == 270:
+        image = image.rot270()
+    return image.copy_memory()
+
+
+# ---------------------------------------------------------------- streams with PyAV
+_ENCODERS = {
+    "mp4": ("mp4", "libx264", "aac"),
+    "webm": ("webm", "libvpx-vp9", "libopus"),
+    "av1": ("webm", "libsvtav1", "libopus"),
+}
+
+
+def _video_options(fmt: str, job: VideoJob) -> dict[str, str]:
+    if fmt == "mp4":
+        return {"crf": str(job.crf), "preset": job.preset, "profile": "high"}
+    if fmt == "webm":
+        return {"crf": str(min(63, job.crf + 8)), "b": "0", "deadline": "good", "cpu-used": "5", "row-mt": "1"}
+    return {"crf": str(min(63, job.crf + 12)), "preset": "10"}
+
+
+def _rotate_filters(rotation: int) -> list[tuple[str, str]]:
+    if rotation == 90:
+        return [("transpose", "clock")]
+    if rotation == 270:
+        return [("transpose", "cclock")]
+    if rotation == 180:
+        return [("hflip", ""), ("vflip", "")]
+    return []
+
+
+def transcode_pyav(job: VideoJob, spec: OutputSpec, target: str) -> None:
+    import av
+
+    container_format, vcodec, acodec = _ENCODERS[spec.format]
+    inp = av.open(job.abs_src_path)
+    out = av.open(target, "w", format=container_format, options={"movflags": "+faststart"} if container_format == "mp4" else {})
+    try:
+        vin = inp.streams.video[0]
+        vin.thread_type = "AUTO"
+        ain = inp.streams.audio[0] if inp.streams.audio else None
+        rate = vin.average_rate or vin.guessed_rate or fractions.Fraction(25)
+        vout = out.add_stream(vcodec, rate=rate)
+        vout.width, vout.height = spec.width, spec.height
+        vout.pix_fmt = "yuv420p"
+        vout.options = _video_options(spec.format, job)
+        vout.thread_count = 0
+        if job.keep_metadata:
+            out.metadata.update(inp.metadata)
+        aout = resampler = None
+        if ain is not None:
+            aout = out.add_stream(acodec, rate=48000)
+            aout.layout = "stereo"
+            aout.bit_rate = job.audio_bitrate * 1000
+            fmt = aout.codec_context.codec.audio_formats[0].name if aout.codec_context.codec.audio_formats else "fltp"
+            resampler = av.AudioResampler(format=fmt, layout="stereo", rate=48000, frame_size=aout.codec_context.frame_size or None)
+        graph = av.filter.Graph()
+        node = graph.add_buffer(template=vin)
+        for name, args in [*_rotate_filters(job.rotation), ("scale", f"{spec.width}:{spec.height}"), ("format", "yuv420p")]:
+            nxt = graph.add(name, args) if args else graph.add(name)
+            node.link_to(nxt)
+            node = nxt
+        sink = graph.add("buffersink")
+        node.link_to(sink)
+        graph.configure()
+
+        def drain_video():
+            while True:
+                try:
+                    frame = graph.pull()
+                except (av.BlockingIOError, av.EOFError):
+                    return
+                for packet in vout.encode(frame):
+                    out.mux(packet)
+
+        streams = [vin] + ([ain] if ain is not None else [])
+        for packet in inp.demux(*streams):
+            try:
+                frames = packet.decode()
+            except av.InvalidDataError:
+                continue  # a damaged packet: skip it, keep the rest
+            for frame in frames:
+                if packet.stream is vin:
+                    graph.push(frame)
+                    drain_video()
+                elif resampler is not None:
+                    for f in resampler.resample(frame):
+                        for p in aout.encode(f):
+                            out.mux(p)
+        graph.push(None)
+        drain_video()
+        for p in vout.encode(None):
+            out.mux(p)
+        if resampler is not None:
+            for f in resampler.resample(None):
+                for p in aout.encode(f):
+                    out.mux(p)
+            for p in aout.encode(None):
+                out.mux(p)
+    finally:
+        out.close()
+        inp.close()
+
+
+def remux_pyav(job: VideoJob, target: str) -> None:
+    import av
+
+    inp = av.open(job.abs_src_path)
+    out = av.open(target, "w", format="mp4", options={"movflags": "+faststart"})
+    try:
+        vin = inp.streams.video[0]
+        ain = inp.streams.audio[0] if inp.streams.audio else None
+        mapping = {vin: out.add_stream_from_template(vin)}
+        if ain is not None:
+            mapping[ain] = out.add_stream_from_template(ain)
+        if job.keep_metadata:
+            out.metadata.update(inp.metadata)
+        for packet in inp.demux(*mapping):
+            if packet.dts is None:
+                continue
+            packet.stream = mapping[packet.stream]
+            out.mux(packet)
+    finally:
+        out.close()
+        inp.close()
+
+
+def ffmpeg_command(job: VideoJob, spec: OutputSpec, target: str) -> list[str]:
+    """The same recipe for a system ffmpeg (which applies rotation flags itself)."""
+    cmd = [job.ffmpeg or "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-i", job.abs_src_path,
+           "-map", "0:v:0", "-map", "0:a:0?"]
+    if not job.keep_metadata:
+        cmd += ["-map_metadata", "-1"]
+    if spec.format == "remux":
+        return [*cmd, "-c", "copy", "-movflags", "+faststart", "-f", "mp4", target]
+    cmd += ["-vf", f"scale={spec.width}:{spec.height},format=yuv420p"]
+    if spec.format == "mp4":
+        cmd += ["-c:v", "libx264", "-crf", str(job.crf), "-preset", job.preset, "-c:a", "aac",
+                "-b:a", f"{job.audio_bitrate}k", "-ac", "2", "-movflags", "+faststart", "-f", "mp4"]
+    elif spec.format == "webm":
+        cmd += ["-c:v", "libvpx-vp9", "-crf", str(min(63, job.crf + 8)), "-b:v", "0", "-row-mt", "1",
+                "-deadline", "good", "-cpu-used", "5", "-c:a", "libopus", "-b:a", f"{job.audio_bitrate}k", "-f", "webm"]
+    else:
+        cmd += ["-c:v", "libsvtav1", "-crf", str(min(63, job.crf + 12)), "-preset", "10", "-c:a", "libopus",
+                "-b:a", f"{job.audio_bitrate}k", "-f", "webm"]
+    return [*cmd, target]
+
+
+def make_stream(job: VideoJob, spec: OutputSpec, abs_dest: str) -> None:
+    """Write one stream atomically: a temporary file beside it, then a rename; nothing left on failure."""
+    folder = os.path.dirname(abs_dest)
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=os.path.splitext(abs_dest)[1], dir=folder)
+    os.close(fd)
+    try:
+        if job.ffmpeg:
+            try:
+                result = subprocess.run(ffmpeg_command(job, spec, tmp), capture_output=True, text=True,
+                                        timeout=job.timeout)
+            except subprocess.TimeoutExpired:
+                raise ProcessingError(f"ffmpeg took longer than {job.timeout:.0f} s") from None
+            except FileNotFoundError:
+                raise ProcessingError(f"ffmpeg not found at {job.ffmpeg} (videos.ffmpeg)") from None
+            if result.returncode != 0:
+                raise ProcessingError(f"ffmpeg failed: {result.stderr.strip().splitlines()[-1] if result.stderr.strip() else result.returncode}")
+        elif spec.format == "remux":
+            remux_pyav(job, tmp)
+        else:
+            transcode_pyav(job, spec, tmp)
+        if os.path.getsize(tmp) == 0:
+            raise ProcessingError("the encoder wrote nothing")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, abs_dest)
+    except ProcessingError:
+        _unlink(tmp)
+        raise
+    except Exception as exc:
+        _unlink(tmp)
+        raise ProcessingError(f"cannot encode the video: {_av_error(exc)}") from None
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,190 @@
+"""Videos: probed and transcoded with FFmpeg (PyAV), posters, captions, incremental, and played in Chromium."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import av
+import pytest
+from PIL import Image, ImageStat
+
+from conftest import CORPUS, build_site, crawl, make_jpeg, make_video, needs_corpus, soup
+
+
+def probe(path: Path) -> dict:
+    with av.open(str(path)) as c:
+        v = c.streams.video[0]
+        frame = next(c.decode(v))
+        return {
+            "format": c.format.name, "video": v.codec_context.name, "audio": c.streams.audio[0].codec_context.name
+            if c.streams.audio else None, "duration": c.duration / 1e6, "display": _display(frame),
+            "metadata": dict(c.metadata),
+        }
+
+
+def _display(frame) -> tuple[int, int]:
+    w, h = frame.width, frame.height
+    return (h, w) if round((frame.rotation or 0) / 90) % 2 else (w, h)
+
+
+def moov_before_mdat(path: Path) -> bool:
+    data = path.read_bytes()
+    return 0 <= data.find(b"moov") < data.find(b"mdat")
+
+
+def media_files(folder: Path) -> dict[str, Path]:
+    return {f.name.split(".")[-3] + "." + f.suffix.lstrip("."): f for f in folder.iterdir() if f.name != "index.html"}
+
+
+@needs_corpus
+def test_corpus_videos(tmp_path):
+    src = tmp_path / "p"
+    src.mkdir()
+    for name in ("testsrc_h264_aac.mp4", "testsrc_h264_rotate90.mp4", "testsrc_hevc10_hvc1_gps.mov"):
+        shutil.copy(CORPUS / "hard" / "video" / name, src / name)
+    shutil.copy(CORPUS / "hard" / "corrupt" / "truncated_no_moov_generated.mp4", src / "cut.mp4")
+    shutil.copy(CORPUS / "hard" / "corrupt" / "exiftool_QuickTime_broken.mov", src / "broken.mov")
+    make_jpeg(src / "photo.jpg")
+    site = tmp_path / "site"
+    result = build_site(src, site, "-j", "2")
+    assert "built 1 album, 1 photo, 3 videos, 2 skipped" in result.stdout
+    assert "skipped: cut.mp4: cannot read video" in result.stderr
+    assert "skipped: broken.mov: cannot decode any frame of the video" in result.stderr
+    expected = {"testsrc-h264-aac": (3.0, (320, 240), "aac"), "testsrc-h264-rotate90": (3.0, (240, 320), None),
+                "testsrc-hevc10-hvc1-gps": (2.0, (640, 360), None)}
+    for slug, (duration, display, audio) in expected.items():
+        mp4 = next((site / slug).glob("*.mp4"))
+        info = probe(mp4)
+        assert info["video"] == "h264" and info["audio"] == audio and info["format"].startswith("mov,mp4")
+        assert abs(info["duration"] - duration) <= 0.2, info
+        assert info["display"] == display, (slug, info)
+        assert "location" not in info["metadata"] and moov_before_mdat(mp4)
+        poster = next((site / slug).glob("*.poster.*.jpg"))
+        with Image.open(poster) as im:
+            assert im.size == display
+            assert ImageStat.Stat(im.convert("L")).mean[0] > 30  # not black
+    page = soup(site / "testsrc-h264-rotate90" / "index.html").select_one("video")
+    assert (page["width"], page["height"]) == ("240", "320")
+    assert page.has_attr("playsinline") and page["preload"] == "metadata" and page["poster"].endswith(".jpg")
+    assert crawl(site).broken == []
+
+
+def test_black_leading_frames_are_skipped_and_rotation_applied(tmp_path):
+    src = tmp_path / "p"
+    make_video(src / "dark-start.mp4", seconds=1.2, black=12)
+    make_video(src / "phone.mp4", seconds=0.6, rotation=90, size=(160, 96))
+    site = tmp_path / "site"
+    build_site(src, site)
+    with Image.open(next((site / "dark-start").glob("*.poster.*.jpg"))) as im:
+        r, g, b = ImageStat.Stat(im.convert("RGB")).mean
+        assert r > 150 and b < 100  # orange, not one of the 12 black frames
+    info = probe(next((site / "phone").glob("*.mp4")))
+    assert info["display"] == (96, 160)
+    with Image.open(next((site / "phone").glob("*.poster.*.jpg"))) as im:
+        assert im.size == (96, 160)
+
+
+def test_video_page_grid_badge_captions_and_stream(tmp_path):
+    src = tmp_path / "p"
+    make_video(src / "Trip" / "clip.mp4", seconds=2.0)
+    (src / "Trip" / "clip.vtt").write_text("WEBVTT\n\n00:00.000 --> 00:01.000\nHello\n")
+    (src / "Trip" / "clip.fr.vtt").write_text("WEBVTT\n\n00:00.000 --> 00:01.000\nBonjour\n")
+    make_jpeg(src / "Trip" / "still.jpg", date="2001:01:01 00:00:00")
+    site = tmp_path / "site"
+    conf = tmp_path / "cfg" / "albumen.toml"
+    conf.parent.mkdir()
+    conf.write_text('url = "https://x.org/"\n')
+    result = build_site(src, site, "-c", str(conf))
+    assert "ignored" not in result.stdout  # the captions are part of the video
+    video = soup(site / "trip" / "clip" / "index.html").select_one("video")
+    tracks = video.select("track")
+    assert [(t.get("srclang"), t["label"]) for t in tracks] == [(None, "Captions"), ("fr", "Français")]
+    for t in tracks:
+        assert (site / "trip" / "clip" / t["src"]).read_text().startswith("WEBVTT")
+    assert [s["type"] for s in video.select("source")] == ["video/mp4"]
+    tile = soup(site / "trip" / "index.html").select_one("li#clip")
+    assert tile.select_one(".badge").get_text() == "0:02"
+    stream = soup(site / "stream" / "index.html")
+    assert "clip/" in [a["href"].split("/")[-2] + "/" for a in stream.select(".grid a")]
+    assert "clip" in (site / "feed.xml").read_text()
+    assert crawl(site).broken == []
+
+
+def test_videos_are_not_re_encoded_when_nothing_changed(tmp_path):
+    src = tmp_path / "p"
+    make_video(src / "clip.mp4", seconds=1.0, size=(640, 360))
+    site = tmp_path / "site"
+    build_site(src, site)
+    before = {p: p.stat().st_mtime_ns for p in site.rglob("*.mp4")}
+    result = build_site(src, site, "-v")
+    assert "made 0 derivatives of 0 images" in result.stdout
+    assert {p: p.stat().st_mtime_ns for p in site.rglob("*.mp4")} == before
+
+
+def test_remux_or_transcode_by_settings_and_modern_formats(tmp_path):
+    src = tmp_path / "p"
+    clip = make_video(src / "clip.mp4", seconds=0.8, size=(320, 180))
+    site = tmp_path / "site"
+    build_site(src, site)
+    copied = next((site / "clip").glob("*.mp4"))
+    assert copied.name.startswith("clip.180p.")
+    with av.open(str(copied)) as c, av.open(str(clip)) as o:  # remuxed: same packets, not re-encoded
+        assert c.streams.video[0].frames == o.streams.video[0].frames
+    conf = tmp_path / "cfg" / "albumen.toml"
+    conf.parent.mkdir()
+    conf.write_text('[videos]\nremux = false\nmax_size = 160\nformats = ["mp4", "webm", "av1"]\n')
+    site2 = tmp_path / "site2"
+    build_site(src, site2, "-c", str(conf))
+    files = sorted(p.name.split(".")[1] + p.suffix for p in (site2 / "clip").glob("*.*") if p.suffix in (".mp4", ".webm"))
+    assert files == ["90p-av1.webm", "90p-vp9.webm", "90p.mp4"]
+    codecs = {p.name.split(".")[1]: probe(p)["video"] for p in (site2 / "clip").glob("*.webm")}
+    assert codecs["90p-vp9"] == "vp9" and codecs["90p-av1"] in ("av1", "libdav1d", "libaom-av1")
+    sources = [s["type"] for s in soup(site2 / "clip" / "index.html").select("video source")]
+    assert sources[-1] == "video/mp4" and len(sources) == 3
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (scripts/test.sh installs it)")
+@pytest.mark.parametrize("formats", [["mp4"], ["mp4", "webm", "av1"]])
+def test_chromium_plays_the_videos(tmp_path, formats):
+    from playwright.sync_api import sync_playwright
+
+    from test_browser import ARGS, serve
+
+    src = tmp_path / "p"
+    make_video(src / "clip.mp4", seconds=1.0, size=(320, 180))
+    make_video(src / "turned.mp4", seconds=1.0, size=(160, 96), rotation=90)
+    conf = tmp_path / "cfg" / "albumen.toml"
+    conf.parent.mkdir()
+    conf.write_text(f"[videos]\nformats = {formats!r}\nremux = false\n".replace("'", '"'))
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    server, url = serve(site)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+            page = browser.new_page()
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            for slug, size in (("clip", (320, 180)), ("turned", (96, 160))):
+                page.goto(url + slug + "/")
+                page.evaluate("() => { const v = document.querySelector('video'); v.muted = true; return v.play(); }")
+                page.wait_for_function("() => document.querySelector('video').readyState >= 2", timeout=20000)
+                shown = page.evaluate("() => { const v = document.querySelector('video'); return [v.videoWidth, v.videoHeight, v.currentSrc]; }")
+                assert tuple(shown[:2]) == size
+                if len(formats) > 1:
+                    assert shown[2].endswith(".webm")  # a modern source is preferred when offered
+            # in the lightbox too
+            page.goto(url)
+            page.click("li#clip a")
+            page.wait_for_selector(".lb video")
+            page.evaluate("() => { const v = document.querySelector('.lb video'); v.muted = true; return v.play(); }")
+            page.wait_for_function("() => document.querySelector('.lb video').readyState >= 2", timeout=20000)
+            assert errors == []
+            browser.close()
+    finally:
+        server.shutdown()
