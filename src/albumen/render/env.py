@@ -101,16 +101,18 @@ def viewer_items(ctx, items, offset: int | None = None, total: int | None = None
     out = []
     last = len(items) - 1
     for i, m in enumerate(items):
-        fallback = m.fallback.images
-        largest = fallback[-1]
+        largest = m.fallback.images[-1]
+        # The link, alt text, srcset and placeholder are read from the page's own tile (data-index i),
+        # so they are not repeated here: a 200-photo page stays small.
         entry = {
-            "u": url(ctx, m.url), "a": m.alt, "t": m.title or "", "d": str(m.description), "dt": m.datetime_text,
-            "di": m.date_iso, "c": " · ".join(value for _, value in m.camera), "w": largest.width, "h": largest.height,
-            "src": url(ctx, largest.src), "set": ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in fallback),
-            "s": [[s.mime, ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in s.images)] for s in m.modern_sources],
-            "ph": m.placeholder_colour, "pu": m.placeholder_uri, "k": m.kind,
+            "t": m.title or "", "d": str(m.description), "dt": m.datetime_text, "di": m.date_iso,
+            "c": " · ".join(value for _, value in m.camera), "w": largest.width, "h": largest.height,
+            "src": url(ctx, largest.src), "k": m.kind,
             "n": m.index if offset is None else offset + i + 1, "of": m.count if total is None else total,
         }
+        if m.modern_sources:
+            entry["s"] = [[s.mime, ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in s.images)]
+                          for s in m.modern_sources]
         if m.video:
             entry["src"] = url(ctx, m.video["poster"].src)
             entry["v"] = [[v["mime"], url(ctx, v["src"])] for v in m.video["sources"]]

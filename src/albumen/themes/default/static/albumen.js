@@ -56,8 +56,11 @@
   // URLs in the data are relative to this album page; the address bar will change, so make them absolute.
   var abs = function (u) { return u ? new URL(u, albumUrl).href : u; };
   var absSet = function (set) { return set.split(", ").map(function (c) { var p = c.split(" "); return abs(p[0]) + " " + p[1]; }).join(", "); };
-  items.forEach(function (it) {
-    it.u = abs(it.u); it.src = abs(it.src); it.set = absSet(it.set); it.pv = abs(it.pv); it.nx = abs(it.nx);
+  items.forEach(function (it, i) {
+    var a = links[i], img = a && a.querySelector("img"), tile = a && a.parentNode;
+    it.u = a ? a.href : ""; it.a = img ? img.alt : ""; it.set = img ? absSet(img.getAttribute("srcset") || "") : "";
+    it.ph = tile ? tile.style.backgroundColor : ""; it.pu = tile ? (tile.style.backgroundImage.match(/url\("?([^")]*)"?\)/) || [])[1] : "";
+    it.src = abs(it.src); it.pv = abs(it.pv); it.nx = abs(it.nx);
     (it.s || []).forEach(function (s) { s[1] = absSet(s[1]); });
     (it.v || []).forEach(function (v) { v[1] = abs(v[1]); });
     (it.tr || []).forEach(function (t) { t[0] = abs(t[0]); });
@@ -134,7 +137,7 @@
     stage.textContent = "";
     frame = el("div", "lb-frame");
     frame.style.backgroundColor = item.ph || "";
-    if (item.pu) frame.style.backgroundImage = "url(" + item.pu + ")";
+    if (item.pu) frame.style.backgroundImage = "url(\"" + item.pu + "\")";
     if (item.k === "video" && item.v) {
       media = el("video", "lb-video", { controls: "", playsinline: "", preload: "metadata", poster: item.src });
       item.v.forEach(function (s) { media.appendChild(el("source", null, { src: s[1], type: s[0] })); });
