@@ -75,6 +75,20 @@ def rel(p: Path | str) -> str:
         return str(p)
 
 
+def code_fingerprint() -> str:
+    """Names, sizes and mtimes of Albumen's source files: someone may edit src/ while the benchmark runs
+    (a rebuild after a code change is no longer a no-change rebuild: derivative names carry a recipe hash)."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for dirpath, dirs, files in os.walk(REPO / "src" / "albumen"):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            st = os.stat(os.path.join(dirpath, name))
+            h.update(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:12]
+
+
 # ----------------------------------------------------------------------------- measuring
 
 
@@ -529,8 +543,10 @@ def scenario_nochange(ctx: Ctx) -> dict:
             if tool == "Sigal" and key.startswith("tiny") and n > sigal_max:
                 continue
             d = fresh(work / f"{key}-{tool.lower()}")
+            code = code_fingerprint()
             for phase in ("cold", "rebuild"):
                 label = f"{key} {n} photos {phase}"
+                before = snapshot_images(d / "out") if phase == "rebuild" else {}
                 if tool == "Sigal":
                     r = ctx.tools.sigal(label, src, d / "out", scon, d / f"log-{phase}.txt", cwd=d)
                 else:
@@ -538,7 +554,22 @@ def scenario_nochange(ctx: Ctx) -> dict:
                         label, src, d / "out", acon, d / "cache", d / f"log-{phase}.txt", cwd=d
                     )
                 r.parsed.update(corpus=key, n=n, phase=phase)
+                if phase == "rebuild":
+                    after = snapshot_images(d / "out")
+                    r.parsed["remade_files"] = sum(1 for p, v in after.items() if before.get(p) != v)
+                    if tool == "Albumen" and code_fingerprint() != code:
+                        r.parsed["code_changed"] = True
                 report_run(r)
+                if r.parsed.get("remade_files"):
+                    print(
+                        f"    {r.parsed['remade_files']} image files were re-made by the no-change rebuild",
+                        flush=True,
+                    )
+                if r.parsed.get("code_changed"):
+                    print(
+                        "    Albumen's source changed during this pair of builds: the rebuild is not valid",
+                        flush=True,
+                    )
                 runs.append(r)
                 if not r.ok:
                     break
@@ -678,8 +709,8 @@ def status(r: dict) -> str:
 def table_full(res: dict) -> str:
     lines = [
         "| tool | wall s (best of N) | CPU s (user+sys) | CPU/wall | peak RSS, biggest process | peak RSS, tree | "
-        "peak PSS, tree | image files | image MB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "peak PSS, tree | image files | image MB | other load, CPU s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     med = {}
     for tool in ("Sigal", "Albumen"):
@@ -694,7 +725,7 @@ def table_full(res: dict) -> str:
             + (f" ({walls})" if len(runs) > 1 else "")
             + f" | {fmt_s(cpu)} | {cpu / r['wall']:.2f} | {mib(r['peak_proc_rss'])} | "
             f"{mib(max(x['peak_tree_rss'] for x in runs))} | {mib(max(x['peak_tree_pss'] for x in runs))} | "
-            f"{r['out_images']} | {r['out_image_bytes'] / 1e6:.1f} |"
+            f"{r['out_images']} | {r['out_image_bytes'] / 1e6:.1f} | {r.get('other_cpu', 0):.1f} |"
         )
     if len(med) == 2 and all(m["rc"] == 0 for m in med.values()):
         s, a = med["Sigal"], med["Albumen"]
@@ -709,9 +740,9 @@ def table_full(res: dict) -> str:
 
 def table_nochange(res: dict) -> str:
     lines = [
-        "| corpus | photos | tool | cold wall s | cold CPU s | cold peak PSS | rebuild wall s | "
-        "rebuild CPU s | rebuild peak PSS | rebuild / cold |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| corpus | photos | tool | cold wall s | cold CPU s | cold peak RSS, biggest process | cold peak PSS | "
+        "**rebuild wall s** | rebuild CPU s | rebuild peak PSS | image files re-made by the rebuild |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     runs = res["runs"]
     seen = []
@@ -719,6 +750,7 @@ def table_nochange(res: dict) -> str:
         key = (r["parsed"].get("corpus"), r["tool"])
         if key not in seen:
             seen.append(key)
+    notes = []
     for corpus, tool in seen:
         rs = {
             r["parsed"]["phase"]: r for r in runs if (r["parsed"].get("corpus"), r["tool"]) == (corpus, tool)
@@ -727,18 +759,26 @@ def table_nochange(res: dict) -> str:
         n = (c or b)["parsed"].get("n")
         row = f"| {corpus} | {n:,} | {tool} |"
         row += (
-            f" {fmt_s(c['wall'])}{status(c)} | {fmt_s(c['cpu_user'] + c['cpu_sys'])} | {mib(c['peak_tree_pss'])} |"
+            f" {fmt_s(c['wall'])}{status(c)} | {fmt_s(c['cpu_user'] + c['cpu_sys'])} | {mib(c['peak_proc_rss'])} | "
+            f"{mib(c['peak_tree_pss'])} |"
             if c
-            else " - | - | - |"
-        )
-        row += (
-            f" **{fmt_s(b['wall'])}**{status(b)} | {fmt_s(b['cpu_user'] + b['cpu_sys'])} | "
-            f"{mib(b['peak_tree_pss'])} | {b['wall'] / c['wall']:.2f} |"
-            if b and c
             else " - | - | - | - |"
         )
+        if b and c:
+            invalid = " (invalid: code changed)" if b["parsed"].get("code_changed") else ""
+            row += (
+                f" **{fmt_s(b['wall'])}**{status(b)}{invalid} | {fmt_s(b['cpu_user'] + b['cpu_sys'])} | "
+                f"{mib(b['peak_tree_pss'])} | {b['parsed'].get('remade_files', '-')} |"
+            )
+            if b["parsed"].get("code_changed"):
+                notes.append(
+                    f"{tool} on {corpus}: Albumen's source changed between the cold build and the rebuild "
+                    "(development went on during the run), so that rebuild re-made derivatives; rerun it."
+                )
+        else:
+            row += " - | - | - | - |"
         lines.append(row)
-    return "\n".join(lines)
+    return "\n".join(lines + ([""] + notes if notes else []))
 
 
 def table_changes(res: dict) -> str:
@@ -768,14 +808,22 @@ def table_changes(res: dict) -> str:
     return "\n".join(lines + ([""] + notes if notes else []))
 
 
+def shown_runs(res: dict) -> list[dict]:
+    """The runs whose numbers a table shows: the best per tool for full/full2048, else all."""
+    if res["scenario"] in ("full", "full2048"):
+        tools = {r["tool"] for r in res["runs"]}
+        return [best_run([r for r in res["runs"] if r["tool"] == t]) for t in sorted(tools)]
+    return list(res.get("runs", [])) + [s["run"] for s in res.get("steps", [])]
+
+
 def background_note(res: dict) -> str:
-    runs = list(res.get("runs", [])) + [s["run"] for s in res.get("steps", [])]
+    runs = shown_runs(res)
     if not runs:
         return ""
     worst = max(runs, key=lambda r: r.get("other_cpu", 0) / max(r["wall"], 1e-9))
     share = worst.get("other_cpu", 0) / max(worst["wall"] * res["env"]["nproc"], 1e-9)
     text = (
-        f"Other load on the machine during the runs: at most {share:.0%} of its CPU capacity "
+        f"Other load on the machine during the runs shown: at most {share:.0%} of its CPU capacity "
         f"({worst.get('other_cpu', 0):.1f} CPU s during {worst['tool']} {worst['label']})."
     )
     if share > 0.1:
@@ -894,6 +942,8 @@ def _tool_commands(res: dict) -> list[str]:
     seen, cmds = set(), []
     for r in runs:
         cmd = [rel(c) if c.startswith("/") else c for c in r["cmd"]]
+        if cmd and Path(cmd[0]).name == "albumen":
+            cmd[0] = "albumen"  # the console script of the venv Albumen is installed in
         prefix = "ALBUMEN_CACHE_DIR=<fresh dir> " if r["tool"] == "Albumen" else ""
         line = prefix + shlex.join(cmd)
         key = re.sub(r"-\d+/", "-N/", line)
