@@ -248,6 +248,6 @@ def test_private_toggle_moves_outputs_without_re_encoding(tmp_path):
     result = run_cli("build", str(src), "-o", str(site), "-j", "1", "-v")
     assert "made 0 derivatives of 0 images" in result.stdout, result.stdout
     assert not (site / "fam").exists()
-    token_dir = next((site / "p").iterdir())
+    token_dir = next(p for p in (site / "p").iterdir() if p.is_dir())
     assert soup(token_dir / "a" / "index.html").select_one("img.photo-image") is not None
     assert len(list((token_dir / "a").glob("*.jpg"))) == 3

@@ -38,6 +38,11 @@ def run_job(job: ImageJob) -> JobResult:
     )
 
 
+def run_jobs_batch(jobs: tuple[ImageJob, ...]) -> list[JobResult]:
+    """Several jobs in one task (small images): each still succeeds or fails on its own."""
+    return [run_job(job) for job in jobs]
+
+
 def _remove(job: ImageJob, written: list[str]) -> None:
     for dest_uri in written:
         try:

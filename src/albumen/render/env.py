@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import posixpath
+import re
 from pathlib import Path
 from urllib.parse import quote
 
@@ -30,20 +30,35 @@ def theme_dirs(user_theme: Path | None) -> list[Path]:
     return dirs
 
 
+_SAFE = re.compile(r"^[A-Za-z0-9/._~-]*$")
+
+
 def relative_url(from_dir: str, target: str, links: str = "directory") -> str:
-    """A site-root-relative target ('trip/', 'trip/img/x.jpg', '' for home) as a link from `from_dir`."""
+    """A site-root-relative target ('trip/', 'trip/img/x.jpg', '' for home) as a link from `from_dir`.
+
+    Pure string work (no os.path.relpath, which asks the file system for the current folder):
+    it runs for every link of every page.
+    """
     if target.startswith(("http://", "https://", "data:", "mailto:", "#")):
         return target
     target, hash_, fragment = target.partition("#")
     target, qmark, query = target.partition("?")
     is_dir = target == "" or target.endswith("/")
-    clean = target.rstrip("/") or "."
-    rel = posixpath.relpath(clean, from_dir or ".")
+    parts = [p for p in target.split("/") if p]
+    base = [p for p in from_dir.split("/") if p]
+    common = 0
+    for a, b in zip(base, parts, strict=False):
+        if a != b:
+            break
+        common += 1
+    rel = "/".join([".."] * (len(base) - common) + parts[common:])
     if is_dir:
-        rel = "./" if rel == "." else rel + "/"
+        rel = "./" if not rel else rel + "/"
         if links == "index.html":
             rel = "index.html" if rel == "./" else rel + "index.html"
-    out = quote(rel, safe="/._-~")
+    elif not rel:
+        rel = parts[-1] if parts else "./"
+    out = rel if _SAFE.match(rel) else quote(rel, safe="/._-~")
     if qmark:
         out += "?" + quote(query, safe="=&")
     return out + (hash_ + quote(fragment, safe="-_.") if hash_ else "")

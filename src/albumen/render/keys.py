@@ -18,25 +18,28 @@ _ALBUM_FIELDS = tuple(f.name for f in fields(AlbumView) if f.name not in ("media
 
 
 class Fingerprinter:
+    """Memoizes by object identity, and keeps each object alive while memoized: an id is only
+    unique among living objects, so a memo keyed by the id of a dead view could answer for a new one."""
+
     def __init__(self) -> None:
-        self._media: dict[int, str] = {}
-        self._cards: dict[int, str] = {}
+        self._media: dict[int, tuple[MediaView, str]] = {}
+        self._cards: dict[int, tuple[AlbumView, str]] = {}
 
     def media(self, view: MediaView) -> str:
-        key = self._media.get(id(view))
-        if key is None:  # only a digest is kept: 100,000 photos must not hold 100,000 long strings
+        hit = self._media.get(id(view))
+        if hit is None:  # only a digest is kept: 100,000 photos must not hold 100,000 long strings
             own = repr(tuple(getattr(view, name) for name in _MEDIA_FIELDS))
             links = (view.prev.url if view.prev else "", view.next.url if view.next else "")
-            key = self._media[id(view)] = digest(own, *links)
-        return key
+            hit = self._media[id(view)] = (view, digest(own, *links))
+        return hit[1]
 
     def album(self, view: AlbumView, card: bool = False) -> str:
         """An album as its page header shows it (card=True: as a sub-album card)."""
         if card and id(view) in self._cards:
-            return self._cards[id(view)]
+            return self._cards[id(view)][1]
         key = digest(repr(tuple(getattr(view, name) for name in _ALBUM_FIELDS)), self.media(view.cover) if view.cover else "")
         if card:
-            self._cards[id(view)] = key
+            self._cards[id(view)] = (view, key)
         else:
             key = digest(key, *(self.album(child, card=True) for child in view.children))
         return key

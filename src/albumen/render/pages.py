@@ -367,8 +367,8 @@ class SiteRenderer:
         count = max(1, -(-total // size))
         base = f"{config.stream.path}/"
         urls = [base if n == 1 else f"{base}page/{n}/" for n in range(1, count + 1)]
-        fp = Fingerprinter()
         for n in range(1, count + 1):
+            fp = Fingerprinter()  # one per page: the views of a page live as long as its task
             start = (n - 1) * size
             views = [v for v in (self.builder.standalone(u) for u in uris[start : start + size]) if v]
             stream = StreamView(self.stream_title, base, total, start)
