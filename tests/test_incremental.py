@@ -51,7 +51,14 @@ def test_nothing_changed_means_nothing_redone(gallery, tmp_path):
     time.sleep(0.01)
     result = build_site(gallery, site, "-v")
     assert "made 0 derivatives of 0 images; rendered 0 pages, wrote 0 files; removed 0 stale files" in result.stdout
+    assert "nothing changed since the last build" in result.stdout  # the fast path: only a walk and stats
+    assert "built 3 albums, 8 photos" in result.stdout  # the summary of the last build
     assert snapshot(site) == before
+    (site / "index.html").unlink()  # a damaged output is noticed and repaired
+    result = build_site(gallery, site, "-v")
+    assert "nothing changed" not in result.stdout and (site / "index.html").is_file()
+    (gallery / "A" / "p1.md").write_text("Title: x\n")
+    assert "nothing changed" not in build_site(gallery, site, "-v").stdout
 
 
 def test_touch_alone_remakes_nothing(gallery, tmp_path):

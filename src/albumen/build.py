@@ -13,6 +13,8 @@ in place.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import json
 import os
 import posixpath
 import shutil
@@ -29,9 +31,11 @@ from .pool import WorkerPool
 from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_site
 from .process.specs import ImageJob, JobResult, Placeholder, VideoJob
+from .render.env import theme_dirs
 from .render.pages import RenderContext, SiteRenderer, folder_index_pages
 from .report import QuietReporter, Reporter
-from .scan import arrange_gallery, scan_source
+from .scan import WalkReport, arrange_gallery, scan_source, walk_source
+from .scan.arrange import is_published
 from .tokens import load_rotations, load_secret, private_dirs
 from .write import DiskSink
 
@@ -67,6 +71,7 @@ class BuildReport:
     pages_rendered: int = 0
     pages_written: int = 0
     stale_removed: int = 0
+    unchanged: bool = False  # nothing read, made or written: the sources were as the last build left them
     seconds: float = 0.0
 
     @property
@@ -140,12 +145,25 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     config = loaded.config
     source, output = report.source, report.output
     output.mkdir(parents=True, exist_ok=True)
+    reporter.phase("Scanning")
+    walk_report = WalkReport()
+    listings = list(walk_source(str(source), config.ignore, walk_report))
+    fingerprint = _fingerprint(listings, loaded, theme, source, output)
+    if (
+        not options.force
+        and not options.force_albums
+        and cache.get_meta("building") != "1"
+        and cache.get_meta("fingerprint") == fingerprint
+        and (output / "index.html").is_file()
+        and _restore_summary(cache.get_meta("summary"), report)
+    ):
+        report.unchanged = True  # nothing in the photo folder, the config or the theme changed
+        return
     if cache.get_meta("building") == "1":
         _remove_temp_files(output)  # the last build was interrupted
     cache.set_meta("building", "1")
-
-    reporter.phase("Scanning")
-    gallery = scan_source(str(source), config, cache, reporter, pool)
+    cache.set_meta("fingerprint", None)
+    gallery = scan_source(str(source), config, cache, reporter, pool, walked=(listings, walk_report))
     plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, report))
 
     # -- images ----------------------------------------------------------------
@@ -233,15 +251,20 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     cache.remove_outputs(stale)
     cache.set_page_keys(new_keys, remove=[uri for uri in old_keys if uri not in current])
     cache.keep_placeholders({_placeholder_key(mp.thumb.dest_uri) for mp in plan.media.values()})
-    cache.set_meta("building", None)
-
-    report.albums = len(gallery.albums)
+    report.albums = sum(1 for a in gallery.albums.values() if is_published(a))
     report.photos = sum(1 for m in gallery.media.values() if m.kind == "image")
     report.videos = sum(1 for m in gallery.media.values() if m.kind == "video")
     report.ignored = gallery.ignored
     report.skipped = sorted(gallery.skipped, key=lambda s: s.src_uri)
     report.warnings += gallery.warnings + plan.warnings
     report.notes += renderer.notes
+    cache.set_meta("summary", json.dumps({
+        "albums": report.albums, "photos": report.photos, "videos": report.videos, "ignored": report.ignored,
+        "skipped": [[s.src_uri, s.reason] for s in report.skipped], "warnings": report.warnings,
+        "notes": [n for n in report.notes if not n.startswith("created the secret")],
+    }))
+    cache.set_meta("fingerprint", fingerprint)
+    cache.set_meta("building", None)
     report.pages_rendered = len(new_keys)
     report.pages_written = len(sink.written)
 
@@ -258,6 +281,52 @@ def private_links(gallery: Gallery, report: BuildReport | None = None) -> dict[s
             "(or set ALBUMEN_SECRET)"
         )
     return private_dirs(marked, secret.key, load_rotations())
+
+
+def _fingerprint(listings, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path) -> str:
+    """Everything a build reads, by name, size and modification time: when it is unchanged, so is the site.
+
+    The photo folder's listing (every file it holds, sidecars and captions included), the config,
+    the theme's files, the time zone, the private-link secret and rotations, and Albumen's version.
+    """
+    from . import __version__
+    from .process.specs import PROCESSING_VERSION
+    from .scan.dates import local_zone_name
+    from .tokens import albumen_home
+
+    h = hashlib.sha256()
+    h.update(f"{__version__}\0{PROCESSING_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
+    h.update(f"{local_zone_name()}\0{os.environ.get('ALBUMEN_SECRET', '')}\0".encode("utf-8", "surrogateescape"))
+    for extra in (albumen_home() / "secret", albumen_home() / "rotations.json"):
+        try:
+            h.update(extra.read_bytes())
+        except OSError:
+            h.update(b"-")
+    for folder in theme_dirs(theme):
+        for path in sorted(folder.rglob("*")):
+            st = path.stat()
+            h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
+    for listing in listings:
+        h.update(f"D{listing.src_uri}\0".encode("utf-8", "surrogateescape"))
+        for entry in listing.files:
+            h.update(f"{entry.name}\0{entry.size}\0{entry.mtime_ns}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _restore_summary(text: str | None, report: BuildReport) -> bool:
+    """The last build's counts and messages, for a build that had nothing to do."""
+    if not text:
+        return False
+    try:
+        data = json.loads(text)
+        report.albums, report.photos, report.videos = data["albums"], data["photos"], data["videos"]
+        report.ignored = data["ignored"]
+        report.skipped = [Skipped(uri, reason) for uri, reason in data["skipped"]]
+        report.warnings += data["warnings"]
+        report.notes += data["notes"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return True
 
 
 def _album_forced(album_uri: str, options: BuildOptions) -> bool:

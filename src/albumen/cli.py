@@ -207,6 +207,8 @@ def _print_report(report, verbosity: int) -> None:
         click.echo(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
     if report.ignored and verbosity >= 1:
         click.echo(f"ignored {report.ignored} files that are not photos or videos")
+    if verbosity >= 1 and report.unchanged:
+        click.echo("nothing changed since the last build")
     if verbosity >= 1:
         click.echo(
             f"made {report.derivatives_made} derivatives of {report.images_processed} images; "

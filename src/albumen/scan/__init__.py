@@ -29,7 +29,10 @@ from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
 from .video import read_video
 from .walk import DirListing, FileEntry, WalkReport, walk_source
 
-__all__ = ["FileRecord", "ScanCache", "arrange_gallery", "natural_key", "read_media_file", "scan_source"]
+__all__ = [
+    "DirListing", "FileRecord", "ScanCache", "WalkReport", "arrange_gallery", "natural_key", "read_media_file",
+    "scan_source", "walk_source",
+]
 
 LIVE_PHOTO_EXTS = {".mov", ".mp4"}
 LIVE_PHOTO_STILLS = {".heic", ".heif", ".hif", ".jpg", ".jpeg"}
@@ -106,6 +109,7 @@ def scan_source(
     cache: ScanCache | None = None,
     reporter: Reporter | None = None,
     pool: WorkerPool | None = None,
+    walked: tuple[list[DirListing], WalkReport] | None = None,
 ) -> Gallery:
     """Build the gallery model from the folder tree.
 
@@ -116,9 +120,12 @@ def scan_source(
     reporter = reporter or QuietReporter()
     tz = get_timezone(config.timezone)
     gallery = Gallery()
-    report = WalkReport()
     root_name = os.path.basename(os.path.abspath(source_root).rstrip(os.sep)) or "Photos"
-    listings = list(walk_source(source_root, config.ignore, report))
+    if walked is None:
+        report = WalkReport()
+        listings = list(walk_source(source_root, config.ignore, report))
+    else:
+        listings, report = walked
 
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []

@@ -6,6 +6,7 @@ configured zone (default: the build machine's).
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo
@@ -19,11 +20,38 @@ _NAME_DATE_RE = re.compile(r"(?<!\d)((?:19|20)\d{2})[-_.]?(\d{2})[-_.]?(\d{2})(?
 
 
 def get_timezone(name: str) -> tzinfo:
-    """The configured zone, or this machine's local zone when the setting is empty."""
+    """The configured zone, or this machine's local zone when the setting is empty.
+
+    A real zone (with its daylight-saving rules), not today's offset: a July photo taken in
+    Paris is +02:00 even when the build runs in January.
+    """
     if name:
         return ZoneInfo(name)
-    local = datetime.now().astimezone().tzinfo
-    return local or UTC
+    local = local_zone_name()
+    if local:
+        try:
+            return ZoneInfo(local)
+        except (ValueError, OSError):
+            pass
+    return datetime.now().astimezone().tzinfo or UTC
+
+
+def local_zone_name() -> str | None:
+    """This machine's zone name: $TZ, else where /etc/localtime points, else /etc/timezone."""
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if tz and ("/" in tz or tz in ("UTC", "GMT")):
+        return tz
+    try:
+        target = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in target:
+            return target.split("zoneinfo/", 1)[1]
+    except OSError:
+        pass
+    try:
+        with open("/etc/timezone", encoding="utf-8") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
 
 
 def localize(value: datetime, tz: tzinfo) -> datetime:
