@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import os
+import struct
+import zlib
 
 os.environ.setdefault("VIPS_CONCURRENCY", "1")  # one thread per worker process: workers are the parallelism
 
@@ -250,16 +252,32 @@ def _with_metadata(image: pyvips.Image, job: ImageJob) -> pyvips.Image:
 
 
 def make_placeholder(image: pyvips.Image) -> Placeholder:
-    """Average colour and a tiny (at most 8 px) preview, inlined as a data URI."""
-    small = image.thumbnail_image(8, height=8)
+    """Average colour and a tiny (at most 8 px) preview, inlined as a data URI.
+
+    Lean on purpose: for a small photo, every libvips call costs as much as the pixels.
+    """
+    small = image.resize(min(1.0, 8 / max(image.width, image.height)))
     if small.bands in (2, 4):
         small = small.flatten(background=[255] * (small.bands - 1))
     if small.bands == 1:
-        small = small.colourspace("srgb")
-    small = small.cast("uchar").copy_memory()
+        small = small.bandjoin([small, small])
+    if small.format != "uchar":
+        small = small.cast("uchar")
     pixels = bytes(small.write_to_memory())
-    count = small.width * small.height
+    width, height = small.width, small.height
+    count = width * height
     means = [sum(pixels[i::3]) / count for i in range(3)]
     colour = "#" + "".join(f"{max(0, min(255, round(v))):02x}" for v in means)
-    png = small.pngsave_buffer(compression=9, keep="none")
+    png = _tiny_png(pixels, width, height)
     return Placeholder(colour=colour, data_uri="data:image/png;base64," + base64.b64encode(png).decode("ascii"))
+
+
+def _tiny_png(rgb: bytes, width: int, height: int) -> bytes:
+    """A minimal RGB PNG (a few dozen pixels: cheaper to write by hand than to set up an encoder)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    stride = width * 3
+    raw = b"".join(b"\x00" + rgb[y * stride : (y + 1) * stride] for y in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b"")

@@ -11,7 +11,7 @@ import time
 
 from ..errors import ProcessingError
 from ..fsutil import write_atomic
-from .specs import ImageJob, JobResult, OutputSpec, VideoJob
+from .specs import ImageJob, JobResult, OutputSpec, VideoJob, progressive_for
 
 # Use an intermediate only when it has at least this many times the pixels (per side) of the target.
 ADEQUATE_FACTOR = 1.5
@@ -106,11 +106,15 @@ def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
     if still:
         base = engine.open_image(job)
         chain = [base]
+        encoded: dict[tuple, bytes] = {}  # a thumbnail the size of a small photo is the same file twice
         for spec in sorted(still, key=lambda o: o.width * o.height, reverse=True):
             source = _adequate(chain, base, spec)
             # computed once: later sizes and the placeholder read this, not the pipeline that made it
             image = engine.resize_exact(source, spec.width, spec.height, spec.crop).copy_memory()
-            _write(job, spec, engine.encode(image, spec, job), written, sizes)
+            recipe = (spec.width, spec.height, spec.crop, spec.format, spec.quality, progressive_for(spec, job.progressive))
+            if recipe not in encoded:
+                encoded[recipe] = engine.encode(image, spec, job)
+            _write(job, spec, encoded[recipe], written, sizes)
             if spec.crop is None and image is not source:
                 chain.append(image)
             if spec.role == "thumb" and job.placeholder and placeholder is None:
