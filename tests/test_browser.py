@@ -143,6 +143,7 @@ def test_touch_swipe_moves_between_photos(demo_site, browser):
     context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True, device_scale_factor=2)
     page = context.new_page()
     page.goto(url + "mountains/")
+    page.wait_for_selector("html[data-albumen=ready]", state="attached")
     page.locator(".grid li:nth-child(1) a").tap()
     page.wait_for_url(url + "mountains/img-0001/")
     cdp = context.new_cdp_session(page)
@@ -161,8 +162,9 @@ def test_touch_swipe_moves_between_photos(demo_site, browser):
     page.wait_for_url(url + "mountains/img-0002/")
     # on a photo page opened directly, a swipe follows the page's links
     page.goto(url + "mountains/img-0004/")
-    page.wait_for_load_state("load")
-    swipe(330, 60, y=200)
+    page.wait_for_selector("html[data-albumen=ready]", state="attached")
+    box = page.locator(".photo-frame").bounding_box()
+    swipe(330, 60, y=box["y"] + box["height"] / 2)
     page.wait_for_url(url + "mountains/img-0005/")
     context.close()
 

@@ -44,6 +44,7 @@
       else if (e.key === "Escape") go("link[rel=up]");
     });
     swipe($(".photo-frame") || article, { next: function () { go("link[rel=next]"); }, prev: function () { go("link[rel=prev]"); } });
+    root.setAttribute("data-albumen", "ready");
   }
 
   /* ---------- album pages: the lightbox ---------- */
@@ -345,4 +346,5 @@
   on(stage, "click", function (e) { if (e.target === stage) close(false); });
   on(window, "resize", function () { if (!box.hidden) { zoom = { s: 1, x: 0, y: 0 }; layout(); } });
   if (reduced) box.classList.add("reduced-motion");
+  root.setAttribute("data-albumen", "ready");
 })();
