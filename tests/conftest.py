@@ -126,6 +126,14 @@ def build_site(src: Path, out: Path, *extra: str, cwd: Path | None = None, expec
     return result
 
 
+def write_config(tmp_path: Path, text: str) -> Path:
+    """An albumen.toml in a folder of its own (so relative paths in it resolve there)."""
+    path = tmp_path / "cfg" / "albumen.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def tree_digest(root: Path) -> dict[str, tuple[str, int]]:
     """Every file under root -> (sha256, mode); also records folders, so any write is noticed."""
     out: dict[str, tuple[str, int]] = {}

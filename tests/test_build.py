@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site, crawl, make_jpeg, make_png, run_cli, soup, tree_digest
+from conftest import build_site, crawl, make_jpeg, make_png, run_cli, soup, tree_digest, write_config
 
 
 def photo_times(site: Path, album_dir: str) -> dict[str, str]:
@@ -211,7 +211,7 @@ def test_metadata_precedence(tmp_path):
     stamp = datetime(2012, 1, 1, 12, 0).timestamp()
     os.utime(e, (stamp, stamp))
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, 'timezone = "UTC"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, 'timezone = "UTC"\n')))
 
     def title(slug):
         return soup(site / slug / "index.html").select_one(".photo-caption h1").get_text()
@@ -230,12 +230,6 @@ def test_metadata_precedence(tmp_path):
     assert times["e"] == "2012-01-01T12:00:00+00:00"
 
 
-def _config(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "cfg" / "albumen.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
 
 def test_time_zones(tmp_path):
     src = tmp_path / "p"
@@ -243,7 +237,7 @@ def test_time_zones(tmp_path):
     make_jpeg(src / "summer.jpg", date="2024:07:15 12:00:00")
     make_jpeg(src / "tokyo.jpg", date="2024:07:15 12:00:00", offset="+09:00")
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, 'timezone = "America/New_York"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, 'timezone = "America/New_York"\n')))
     times = photo_times(site, ".")
     assert times["plain"] == "2024-01-15T12:00:00-05:00"
     assert times["summer"] == "2024-07-15T12:00:00-04:00"
@@ -298,7 +292,7 @@ def test_natural_sort_and_sort_settings(tmp_path):
     (src / "C" / "l.md").write_text("Title: Aardvark\n")
     (src / "C" / "index.md").write_text("---\nsort: title\n---\n")
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, '[sort]\nmedia = "name"\nalbums = "name"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, '[sort]\nmedia = "name"\nalbums = "name"\n')))
     assert grid_slugs(site / "a" / "index.html") == ["img-1", "img-2", "img-10"]
     assert grid_slugs(site / "b" / "index.html") == ["x", "z", "y"]
     assert grid_slugs(site / "c" / "index.html") == ["l", "k"]
@@ -328,7 +322,7 @@ def test_original_names_mode_keeps_names_percent_encoded(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "Été 2024" / "IMG 1.jpg")
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, '[pages]\nslugs = "original"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, '[pages]\nslugs = "original"\n')))
     assert (site / "Été 2024" / "IMG 1" / "index.html").is_file()
     hrefs = [a["href"] for a in soup(site / "index.html").select(".card a")]
     assert hrefs == ["%C3%89t%C3%A9%202024/"]
@@ -337,7 +331,7 @@ def test_original_names_mode_keeps_names_percent_encoded(tmp_path):
 
 def test_index_html_links_for_file_browsing(small_tree, tmp_path):
     site = tmp_path / "site"
-    build_site(small_tree, site, "-c", str(_config(tmp_path, '[pages]\nlinks = "index.html"\n')))
+    build_site(small_tree, site, "-c", str(write_config(tmp_path, '[pages]\nlinks = "index.html"\n')))
     for page in site.rglob("index.html"):
         for a in soup(page).select("a[href]"):
             href = a["href"]
@@ -359,7 +353,7 @@ def test_nomedia_and_ignore_patterns(tmp_path):
     make_jpeg(src / ".thumbnails" / "t.jpg")
     make_jpeg(src / "Keep" / ".hidden.jpg")
     site = tmp_path / "site"
-    result = build_site(src, site, "-c", str(_config(tmp_path, 'ignore = ["*.tmp.jpg", "Scans"]\n')))
+    result = build_site(src, site, "-c", str(write_config(tmp_path, 'ignore = ["*.tmp.jpg", "Scans"]\n')))
     assert "built 2 albums, 1 photo," in result.stdout
     assert sorted(p.parent.name for p in site.glob("*/*/index.html")) == ["a"]
 
@@ -406,7 +400,7 @@ def test_pagination_and_up_links(tmp_path):
     for i in range(1, 8):
         make_jpeg(src / "Big" / f"p{i}.jpg", date=f"2024:01:0{i} 00:00:00")
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, "[pages]\npage_size = 3\n")))
+    build_site(src, site, "-c", str(write_config(tmp_path, "[pages]\npage_size = 3\n")))
     assert grid_slugs(site / "big" / "index.html") == ["p1", "p2", "p3"]
     assert grid_slugs(site / "big" / "page" / "2" / "index.html") == ["p4", "p5", "p6"]
     assert grid_slugs(site / "big" / "page" / "3" / "index.html") == ["p7"]
@@ -440,7 +434,7 @@ def test_camera_details_are_configurable_and_gps_hidden_by_default(tmp_path):
     assert "NIKON D70" in text and "CORPORATION" not in text
     assert "48.858" not in page.decode()
     site2 = tmp_path / "site2"
-    build_site(src, site2, "-c", str(_config(tmp_path, '[pages]\nexif = ["gps"]\n')))
+    build_site(src, site2, "-c", str(write_config(tmp_path, '[pages]\nexif = ["gps"]\n')))
     page = soup(site2 / "g" / "index.html")
     assert "NIKON" not in page.select_one("dl.exif").get_text()
     assert "48.85840, 2.29450" in page.select_one("dl.exif").get_text()

@@ -9,14 +9,7 @@ import pytest
 import pyvips
 from PIL import Image, ImageCms
 
-from conftest import build_site, make_jpeg, make_png, soup
-
-
-def _config(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "cfg" / "albumen.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from conftest import build_site, make_jpeg, make_png, soup, write_config
 
 
 def outputs(site: Path, page_dir: str) -> dict[str, Path]:
@@ -71,8 +64,8 @@ def test_quality_and_size_settings_apply(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "a.jpg", size=(1200, 800))
     low, high = tmp_path / "low", tmp_path / "high"
-    build_site(src, low, "-c", str(_config(tmp_path, "[images]\nquality = 30\nsizes = [500]\n")))
-    build_site(src, high, "-c", str(_config(tmp_path, "[images]\nquality = 95\nsizes = [500]\n[thumbnails]\nheight = 100\n")))
+    build_site(src, low, "-c", str(write_config(tmp_path, "[images]\nquality = 30\nsizes = [500]\n")))
+    build_site(src, high, "-c", str(write_config(tmp_path, "[images]\nquality = 95\nsizes = [500]\n[thumbnails]\nheight = 100\n")))
     lo, hi = outputs(low, "a"), outputs(high, "a")
     assert Image.open(lo["500w"]).size == (500, 333)
     assert lo["500w"].stat().st_size < hi["500w"].stat().st_size
@@ -83,7 +76,7 @@ def test_modern_formats_in_picture_with_jpeg_fallback(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "a.jpg", size=(900, 600))
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, '[images]\nformats = ["webp", "avif"]\nsizes = [400, 800]\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\nformats = ["webp", "avif"]\nsizes = [400, 800]\n')))
     files = outputs(site, "a")
     assert Image.open(files["400w.webp"]).format == "WEBP"
     assert Image.open(files["800w.avif"]).format == "AVIF"
@@ -108,7 +101,7 @@ def test_published_images_drop_gps_and_serials_but_keep_credit(tmp_path):
         assert exif.get(0x8298) == "(c) Ann Example"
         assert b"SN123456" not in f.read_bytes()
     kept = tmp_path / "kept"
-    build_site(src, kept, "-c", str(_config(tmp_path, "[images]\nkeep_metadata = true\n")))
+    build_site(src, kept, "-c", str(write_config(tmp_path, "[images]\nkeep_metadata = true\n")))
     exif = Image.open(outputs(kept, "g")["640w"]).getexif()
     assert exif.get_ifd(0x8825).get(1) == "N"
     assert exif.get(0x0112) in (None, 1)
@@ -118,7 +111,7 @@ def test_originals_are_copied_without_location(tmp_path):
     src = tmp_path / "p"
     original = make_jpeg(src / "IMG_7.JPG", size=(300, 200), gps=(45.1, 6.1), artist="Ann")
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
     link = soup(site / "img-7" / "index.html").select_one("a.download")
     assert link["download"] == "IMG_7.JPG"
     published = site / "img-7" / link["href"]
@@ -167,7 +160,7 @@ def test_square_thumbnails_and_extreme_aspects(tmp_path):
     assert Image.open(outputs(site, "wide")["thumb"]).size == (300, 100)  # capped at 3:1
     assert Image.open(outputs(site, "strip")["thumb"]).size == (30, 90)
     square = tmp_path / "square"
-    build_site(src, square, "-c", str(_config(tmp_path, '[thumbnails]\nstyle = "square"\nheight = 64\n')))
+    build_site(src, square, "-c", str(write_config(tmp_path, '[thumbnails]\nstyle = "square"\nheight = 64\n')))
     assert Image.open(outputs(square, "wide")["thumb"]).size == (64, 64)
     assert Image.open(outputs(square, "strip")["thumb"]).size == (30, 30)
     assert "grid-square" in soup(square / "index.html").body["class"]
@@ -191,7 +184,7 @@ def test_decompression_bomb_limit_is_configurable(tmp_path):
     make_jpeg(src / "big.jpg", size=(400, 300))
     make_jpeg(src / "ok.jpg", size=(40, 30))
     site = tmp_path / "site"
-    result = build_site(src, site, "-c", str(_config(tmp_path, "[images]\nmax_pixels = 10000\n")))
+    result = build_site(src, site, "-c", str(write_config(tmp_path, "[images]\nmax_pixels = 10000\n")))
     assert ("skipped: big.jpg: the header claims 120,000 pixels, over the limit of 10,000 pixels "
             "(images.max_pixels): refused as a possible decompression bomb") in result.stderr
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site, crawl, make_jpeg, run_cli, soup, tree_digest
+from conftest import build_site, crawl, make_jpeg, run_cli, soup, tree_digest, write_config
 
 
 def snapshot(site: Path) -> dict[str, int]:
@@ -26,12 +26,6 @@ def images(snap: dict[str, int]) -> dict[str, int]:
 def changed(before: dict[str, int], after: dict[str, int]) -> set[str]:
     return {k for k in after if before.get(k) != after[k]}
 
-
-def _config(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "cfg" / "albumen.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 @pytest.fixture
@@ -108,7 +102,7 @@ def test_changed_sidecar_rerenders_without_image_work(gallery, tmp_path):
 
 def test_thumbnail_setting_remakes_only_thumbnails(gallery, tmp_path):
     site = tmp_path / "site"
-    conf = _config(tmp_path, "[thumbnails]\nheight = 200\n")
+    conf = write_config(tmp_path, "[thumbnails]\nheight = 200\n")
     build_site(gallery, site, "-c", str(conf))
     before = images(snapshot(site))
     conf.write_text("[thumbnails]\nheight = 150\n")
@@ -161,7 +155,7 @@ def test_cache_lives_outside_source_and_output(gallery, tmp_path, isolated_cache
     assert not list(site.rglob("*.sqlite*"))
     caches = list(isolated_cache.rglob("cache.sqlite"))
     assert len(caches) == 1
-    conf = _config(tmp_path, f'cache_dir = "{site / "cache"}"\n')
+    conf = write_config(tmp_path, f'cache_dir = "{site / "cache"}"\n')
     result = build_site(gallery, site, "-c", str(conf), expect=2)
     assert "cache folder" in result.stderr
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site, crawl, make_jpeg, run_cli, soup
+from conftest import build_site, crawl, make_jpeg, run_cli, soup, write_config
 
 SECRET_STRINGS = [
     "Zanzibar", "Secretwedding", "zanzibar-secretwedding", "Karamazov", "Hushhush", "hushhush",
@@ -16,12 +16,6 @@ SECRET_STRINGS = [
     "shellfoldermmm",
 ]
 
-
-def _config(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "cfg" / "albumen.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def secret_photo(path: Path, n: int) -> None:
@@ -58,7 +52,7 @@ def private_roots(site: Path) -> list[Path]:
 
 def test_nothing_public_mentions_a_private_album(tree, tmp_path):
     site = tmp_path / "site"
-    result = build_site(tree, site, "-c", str(_config(tmp_path, CONFIG)))
+    result = build_site(tree, site, "-c", str(write_config(tmp_path, CONFIG)))
     assert "created the secret for private links in" in result.stdout
     roots = private_roots(site)
     assert len(roots) == 4  # the wedding, its inner sanctum, the vault, the one in the shell
@@ -97,7 +91,7 @@ def test_nothing_public_mentions_a_private_album(tree, tmp_path):
 
 def test_private_pages_are_marked_and_do_not_link_other_private_albums(tree, tmp_path):
     site = tmp_path / "site"
-    build_site(tree, site, "-c", str(_config(tmp_path, CONFIG)))
+    build_site(tree, site, "-c", str(write_config(tmp_path, CONFIG)))
     links = {}
     for line in run_cli("links", str(tree), "-o", str(site), "-c", str(tmp_path / "cfg" / "albumen.toml")).stdout.splitlines():
         if ": https://" in line:
@@ -126,7 +120,7 @@ def test_private_pages_are_marked_and_do_not_link_other_private_albums(tree, tmp
 
 
 def test_tokens_are_stable_per_secret_and_rotate(tree, tmp_path, monkeypatch):
-    conf = _config(tmp_path, 'private = ["Family Vault Ppp"]\n')
+    conf = write_config(tmp_path, 'private = ["Family Vault Ppp"]\n')
     monkeypatch.setenv("ALBUMEN_SECRET", "correct horse battery staple 0123456789")
     a, b = tmp_path / "a", tmp_path / "b"
     build_site(tree, a, "-c", str(conf))
@@ -173,7 +167,7 @@ def test_making_an_album_public_again_moves_it_back(tree, tmp_path):
 def test_config_private_paths_must_stay_inside(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "a.jpg")
-    result = build_site(src, tmp_path / "s", "-c", str(_config(tmp_path, 'private = ["../outside"]\n')), expect=2)
+    result = build_site(src, tmp_path / "s", "-c", str(write_config(tmp_path, 'private = ["../outside"]\n')), expect=2)
     assert "private: '../outside' must be a folder path inside the photo folder" in result.stderr
-    result = build_site(src, tmp_path / "s", "-c", str(_config(tmp_path, 'private = ["Nope"]\n')))
+    result = build_site(src, tmp_path / "s", "-c", str(write_config(tmp_path, 'private = ["Nope"]\n')))
     assert "names no album folder" in result.stderr

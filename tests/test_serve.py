@@ -7,7 +7,6 @@ import os
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 

@@ -12,14 +12,7 @@ import pytest
 
 from albumen.config import Config, validate_config
 from albumen.scan import scan_source
-from conftest import build_site, crawl, make_jpeg, soup
-
-
-def _config(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "cfg" / "albumen.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from conftest import build_site, crawl, make_jpeg, soup, write_config
 
 
 @pytest.fixture
@@ -66,7 +59,7 @@ def stream_slugs(site: Path, path: str = "stream") -> list[list[str]]:
 def test_stream_lists_every_media_once_newest_first(mixed, tmp_path):
     src, expected = mixed
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, 'timezone = "UTC"\n[stream]\npage_size = 4\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, 'timezone = "UTC"\n[stream]\npage_size = 4\n')))
     pages = stream_slugs(site)
     assert [len(p) for p in pages] == [4, 4, 3]
     times = []
@@ -94,7 +87,7 @@ def test_stream_lists_every_media_once_newest_first(mixed, tmp_path):
 def test_stream_limit_and_path(mixed, tmp_path):
     src, _ = mixed
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, '[stream]\nmax_items = 5\npath = "latest"\npage_size = 3\ntitle = "New"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, '[stream]\nmax_items = 5\npath = "latest"\npage_size = 3\ntitle = "New"\n')))
     pages = stream_slugs(site, "latest")
     assert [len(p) for p in pages] == [3, 2]
     assert soup(site / "latest" / "index.html").h1.get_text() == "New"
@@ -123,7 +116,7 @@ def test_album_named_stream_is_reported_and_renamed(tmp_path):
     assert (site / "stream-2" / "x" / "index.html").is_file()
     assert soup(site / "stream" / "index.html").select(".grid li")  # the stream is intact
     site2 = tmp_path / "site2"
-    result = build_site(src, site2, "-c", str(_config(tmp_path, '[stream]\npath = "latest"\n')))
+    result = build_site(src, site2, "-c", str(write_config(tmp_path, '[stream]\npath = "latest"\n')))
     assert "latest: 'latest' is a name the site itself uses; published as 'latest-2'" in result.stderr
     strict = build_site(src, tmp_path / "site3", "--strict", expect=1)
     assert "published as 'stream-2'" in strict.stderr
@@ -138,7 +131,7 @@ def test_stream_path_must_be_one_segment():
 def test_feeds_parse_newest_first_with_resolving_links(mixed, tmp_path):
     src, expected = mixed
     site = tmp_path / "site"
-    conf = _config(tmp_path, 'url = "https://photos.example.org/gallery/"\ntimezone = "UTC"\n[feeds]\nitems = 6\n')
+    conf = write_config(tmp_path, 'url = "https://photos.example.org/gallery/"\ntimezone = "UTC"\n[feeds]\nitems = 6\n')
     build_site(src, site, "-c", str(conf))
     order = sorted(expected, key=lambda k: expected[k], reverse=True)
     for name, version in (("feed.xml", "atom10"), ("rss.xml", "rss20")):
@@ -185,7 +178,7 @@ def test_without_url_no_feeds_and_one_note(mixed, tmp_path):
 def test_sitemap_lists_every_public_page(mixed, tmp_path):
     src, _ = mixed
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, 'url = "https://photos.example.org/"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, 'url = "https://photos.example.org/"\n')))
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     locs = {loc.text for loc in ET.parse(site / "sitemap.xml").getroot().findall("s:url/s:loc", ns)}
     pages = {
@@ -202,7 +195,7 @@ def test_sitemap_lists_every_public_page(mixed, tmp_path):
 def test_per_album_feeds(mixed, tmp_path):
     src, _ = mixed
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, 'url = "https://x.org/"\n[feeds]\nper_album = true\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, 'url = "https://x.org/"\n[feeds]\nper_album = true\n')))
     feed = feedparser.parse((site / "2024" / "feed.xml").read_bytes())
     assert not feed.bozo
     assert len(feed.entries) == 4  # d, e, f and the file-name-dated one, all below 2024/

@@ -2,16 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from conftest import build_site, make_jpeg, soup
-
-
-def _config(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "cfg" / "albumen.toml"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from conftest import build_site, make_jpeg, soup, write_config
 
 
 def test_theme_overrides_file_by_file(tmp_path):
@@ -24,7 +15,7 @@ def test_theme_overrides_file_by_file(tmp_path):
     (theme / "static" / "albumen.css").write_text("body { background: hotpink; }")
     (theme / "static" / "extra.js").write_text("console.log('extra')")
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, 'theme = "mytheme"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, 'theme = "mytheme"\n')))
     assert soup(site / "404.html").select_one("#custom").get_text() == "gone"
     assert (site / "static" / "albumen.css").read_text() == "body { background: hotpink; }"
     assert (site / "static" / "extra.js").is_file()
@@ -37,7 +28,7 @@ def test_french_translation(tmp_path):
     make_jpeg(src / "A" / "a.jpg", date="2024:07:01 10:00:00")
     make_jpeg(src / "A" / "b.jpg", date="2024:07:02 10:00:00")
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, 'language = "fr"\ntimezone = "UTC"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, 'language = "fr"\ntimezone = "UTC"\n')))
     album = soup(site / "a" / "index.html")
     assert album.html["lang"] == "fr"
     assert "2 photos" in album.select_one(".album-meta").get_text()
@@ -56,7 +47,7 @@ def test_share_previews_need_the_site_url(tmp_path):
     make_jpeg(src / "A" / "a.jpg", size=(1200, 800))
     (src / "A" / "a.md").write_text("Title: Harbour at dusk\n\nBoats & lights.\n")
     site = tmp_path / "site"
-    build_site(src, site, "-c", str(_config(tmp_path, 'url = "https://photos.example.org/"\n')))
+    build_site(src, site, "-c", str(write_config(tmp_path, 'url = "https://photos.example.org/"\n')))
     page = soup(site / "a" / "a" / "index.html")
 
     def meta(prop):

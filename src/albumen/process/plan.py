@@ -200,11 +200,7 @@ def _plan_video(media: Media, dest_dir: str, config: Config, abs_dest_root: str,
     keep = config.images.keep_metadata
     slug = posixpath.basename(dest_dir)
     job_text = repr((info.rotation, keep, videos.crf, videos.preset, videos.audio_bitrate))
-
-    def spec(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None) -> OutputSpec:
-        draft = OutputSpec("", role, w, h, fmt, quality, crop)
-        digest = derivative_hash(media.content_hash, recipe_text(draft, job_text, False))
-        return OutputSpec(f"{dest_dir}/{slug}.{tag}.{digest}.{EXTENSIONS[fmt]}", role, w, h, fmt, quality, crop)
+    spec = _namer(media, dest_dir, job_text, False)
 
     w, h = video_geometry(info.width, info.height, videos.max_size)
     poster = spec("display", "poster", w, h, "jpeg", config.images.quality)
@@ -250,6 +246,20 @@ def _plan_video(media: Media, dest_dir: str, config: Config, abs_dest_root: str,
     return media_plan, job
 
 
+def _namer(media: Media, dest_dir: str, job_text: str, progressive: bool):
+    """Makes a derivative's spec, named slug.TAG.HASH.EXT, the hash covering content and recipe."""
+    slug = posixpath.basename(dest_dir)
+    own_ext = os.path.splitext(media.name)[1].lstrip(".").lower() or "bin"
+
+    def spec(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False) -> OutputSpec:
+        draft = OutputSpec("", role, w, h, fmt, quality, crop, anim)
+        digest = derivative_hash(media.content_hash, recipe_text(draft, job_text, progressive))
+        ext = EXTENSIONS.get(fmt, own_ext)
+        return OutputSpec(f"{dest_dir}/{slug}.{tag}.{digest}.{ext}", role, w, h, fmt, quality, crop, anim)
+
+    return spec
+
+
 def _plan_image(media: Media, dest_dir: str, config: Config, abs_dest_root: str, abs_source_root: str):
     info = media.info
     images = config.images
@@ -257,15 +267,8 @@ def _plan_image(media: Media, dest_dir: str, config: Config, abs_dest_root: str,
     artist = media.embedded.artist if not keep else None
     copyright_ = media.embedded.copyright if not keep else None
     job_text = repr((info.orientation, info.colour, keep, artist, copyright_))
-    slug = posixpath.basename(dest_dir)
     animated = info.frames > 1
-    own_ext = os.path.splitext(media.name)[1].lstrip(".").lower() or "bin"
-
-    def spec(role: str, tag: str, w: int, h: int, fmt: str, quality: int, crop=None, anim=False) -> OutputSpec:
-        draft = OutputSpec("", role, w, h, fmt, quality, crop, anim)
-        digest = derivative_hash(media.content_hash, recipe_text(draft, job_text, images.progressive))
-        ext = EXTENSIONS.get(fmt, own_ext)
-        return OutputSpec(f"{dest_dir}/{slug}.{tag}.{digest}.{ext}", role, w, h, fmt, quality, crop, anim)
+    spec = _namer(media, dest_dir, job_text, images.progressive)
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
     thumb = spec("thumb", "thumb", tw, th, "jpeg", images.quality, crop)

@@ -19,6 +19,7 @@ from ..fsutil import TMP_PREFIX
 from .specs import OutputSpec, VideoJob
 
 POSTER_SEARCH_SECONDS = 5.0
+ROTATION_AS_ORIENTATION = {0: 1, 90: 6, 180: 3, 270: 8}  # a clockwise turn as the EXIF orientation that asks for it
 POSTER_SEARCH_FRAMES = 150
 
 
@@ -80,14 +81,10 @@ def frame_to_vips(frame, rotation: int):
     data = bytes(plane)
     if stride != width * 3:
         data = b"".join(data[y * stride : y * stride + width * 3] for y in range(height))
+    from .engine import _orient
+
     image = pyvips.Image.new_from_memory(data, width, height, 3, "uchar").copy(interpretation="srgb")
-    if rotation == 90:
-        image = image.rot90()
-    elif rotation == 180:
-        image = image.rot180()
-    elif rotation == 270:
-        image = image.rot270()
-    return image.copy_memory()
+    return _orient(image, ROTATION_AS_ORIENTATION[rotation]).copy_memory()
 
 
 # ---------------------------------------------------------------- streams with PyAV
