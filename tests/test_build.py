@@ -453,3 +453,38 @@ def test_parallel_build_isolates_a_bad_file(tmp_path):
     assert "4 photos" in result.stdout and "1 skipped" in result.stdout
     assert not (site / "truncated").exists() or not list((site / "truncated").glob("*.jpg"))
     assert crawl(site).broken == []
+
+
+def test_control_characters_never_reach_pages_or_feeds(tmp_path):
+    import xml.dom.minidom
+
+    src = tmp_path / "p"
+    make_jpeg(src / "A" / "a.jpg", description="desc \x01\x08\x0b\x1b end")
+    (src / "A" / "a.md").write_text('---\ntitle: "bad \\ud800 \\x07 title"\n---\n')
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, 'url = "https://x.org/"\n[feeds]\nper_album = true\n')))
+    for name in ("feed.xml", "rss.xml", "a/feed.xml", "sitemap.xml"):
+        xml.dom.minidom.parse(str(site / name))  # well-formed
+    assert soup(site / "a" / "a" / "index.html").select_one(".photo-caption h1").get_text() == "bad   title"
+
+
+def test_names_that_are_not_utf8_are_reported_not_fatal(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "ok.jpg")
+    bad = os.fsencode(str(src)) + b"/Caf\xe9"
+    os.makedirs(bad)
+    make_jpeg(Path(os.fsdecode(bad + b"/x.jpg")))
+    result = build_site(src, tmp_path / "site")
+    assert "name is not valid UTF-8; ignored" in result.stderr
+    assert "1 photo" in result.stdout
+
+
+def test_original_names_with_url_characters(tmp_path):
+    src = tmp_path / "p"
+    for name in ("#tag", "data:text", "Where are we?", "feed.xml"):
+        make_jpeg(src / name / "x.jpg")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[pages]\nslugs = "original"\n[feeds]\nper_album = true\n')))
+    hrefs = sorted(a["href"] for a in soup(site / "index.html").select(".card a"))
+    assert hrefs == ["Where%20are%20we_/", "_tag/", "data_text/", "feed.xml-2/"]  # feed.xml is the site's own
+    assert crawl(site).broken == []

@@ -59,3 +59,15 @@ def test_broken_template_fails_the_build(tmp_path):
     result = run_cli("build", str(src), "-o", str(tmp_path / "site"), "-j", "1", cwd=tmp_path)
     assert result.exit_code == 1
     assert "template error in album.html" in result.stderr
+
+
+def test_demo_force_never_overwrites(tmp_path):
+    photos = tmp_path / "photos"
+    (photos / "Mountains").mkdir(parents=True)
+    (photos / "index.md").write_text("private: true\n")
+    make_jpeg(photos / "Mountains" / "IMG_0001.jpg", size=(10, 10))
+    before = (photos / "Mountains" / "IMG_0001.jpg").read_bytes()
+    assert run_cli("demo", str(photos)).exit_code == 2
+    assert run_cli("demo", str(photos), "--force").exit_code == 0
+    assert (photos / "index.md").read_text() == "private: true\n"
+    assert (photos / "Mountains" / "IMG_0001.jpg").read_bytes() == before

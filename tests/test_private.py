@@ -171,3 +171,59 @@ def test_config_private_paths_must_stay_inside(tmp_path):
     assert "private: '../outside' must be a folder path inside the photo folder" in result.stderr
     result = build_site(src, tmp_path / "s", "-c", str(write_config(tmp_path, 'private = ["Nope"]\n')))
     assert "names no album folder" in result.stderr
+
+
+def test_a_cover_is_never_taken_from_behind_a_private_link(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "Trip" / "public.jpg")
+    secret_photo(src / "Trip" / "Hideout" / "hidfile.jpg", 1)
+    (src / "Trip" / "Hideout" / "index.md").write_text("private: true\n")
+    (src / "Trip" / "index.md").write_text("Thumbnail: Hideout/hidfile.jpg\n")
+    secret_photo(src / "Secretz" / "zebrafile.jpg", 2)
+    (src / "Secretz" / "index.md").write_text("private: true\n")
+    (src / "index.md").write_text("Thumbnail: Secretz/zebrafile.jpg\n")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, 'url = "https://ex.org/"\n')))
+    roots = private_roots(site)
+    tokens = [p.name.encode() for p in roots]
+    for path in site.rglob("*"):
+        if path.is_file() and not any(root in path.parents for root in roots):
+            data = path.read_bytes()
+            assert not any(t in data for t in tokens) and b"hidfile" not in data and b"zebrafile" not in data, path
+
+
+@pytest.mark.parametrize("sidecar", [
+    "Private: true # family only\n", "private: y\n", "\nPrivate: true\n", "---\nprivate: [unclosed\n---\n",
+    "private: sometimes\n",
+])
+def test_unclear_private_marks_fail_closed(tmp_path, sidecar):
+    src = tmp_path / "p"
+    secret_photo(src / "Fam" / "xq-secret-photo-1.jpg", 1)
+    make_jpeg(src / "Pub" / "ok.jpg")
+    name = "Index.md" if sidecar.startswith("\n") else "index.md"  # the name's case does not matter either
+    (src / "Fam" / name).write_text(sidecar)
+    site = tmp_path / "site"
+    build_site(src, site)
+    assert not (site / "fam").exists()
+    assert len(private_roots(site)) == 1
+    assert b"xq-secret" not in (site / "index.html").read_bytes()
+
+
+def test_links_refuses_a_cache_inside_the_photo_folder(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "a.jpg")
+    conf = write_config(tmp_path, f'cache_dir = "{src / ".cachez"}"\n')
+    result = run_cli("links", str(src), "-o", str(tmp_path / "out"), "-c", str(conf))
+    assert result.exit_code == 2 and "cache folder" in result.stderr
+    assert not (src / ".cachez").exists()
+
+
+def test_a_public_copy_left_by_another_cache_is_reported(tmp_path, monkeypatch):
+    src = tmp_path / "p"
+    make_jpeg(src / "Family" / "a.jpg")
+    site = tmp_path / "site"
+    build_site(src, site)
+    (src / "Family" / "index.md").write_text("private: true\n")
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "another-cache"))
+    result = build_site(src, site)
+    assert "Family is private, but" in result.stderr and "delete that folder" in result.stderr

@@ -250,3 +250,16 @@ def test_private_toggle_moves_outputs_without_re_encoding(tmp_path):
     token_dir = next(p for p in (site / "p").iterdir() if p.is_dir())
     assert soup(token_dir / "a" / "index.html").select_one("img.photo-image") is not None
     assert len(list((token_dir / "a").glob("*.jpg"))) == 3
+
+
+def test_symlinked_index_and_odd_ranges(static_server, tmp_path):
+    port, site = static_server
+    (site / "dd").mkdir()
+    os.symlink(tmp_path / "secret.txt", site / "dd" / "index.html")
+    status, body, _ = raw_get(port, "/dd/")
+    assert status == 403 and b"TOP SECRET" not in body
+    (site / "empty.bin").write_bytes(b"")
+    assert raw_get(port, "/empty.bin", {"Range": "bytes=-5"})[0] == 416
+    for header in ("bytes=0-1,3-4", "items=0-3", "bytes=abc"):
+        status, body, _ = raw_get(port, "/clip.mp4", {"Range": header})
+        assert status == 200 and len(body) == 256 * 40, header

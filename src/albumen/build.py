@@ -113,6 +113,17 @@ def check_paths(source: Path, output: Path) -> tuple[Path, Path]:
     return src, out
 
 
+def cache_location(loaded: LoadedConfig, source: Path, output: Path) -> Path:
+    """The build cache folder of this source and output; never inside either."""
+    cache_dir = default_cache_dir(source, output, loaded.resolve(loaded.config.cache_dir)).resolve()
+    if _inside(cache_dir, source) or _inside(cache_dir, output):
+        raise UsageError(
+            f"the cache folder {cache_dir} is inside the photo folder or the output",
+            hint="the cache holds private metadata: keep it out of both (cache_dir setting, ALBUMEN_CACHE_DIR)",
+        )
+    return cache_dir
+
+
 def build(loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None = None) -> BuildReport:
     """Build the whole site. Raises AlbumenError subclasses for usage, config and build failures."""
     reporter = reporter or QuietReporter()
@@ -122,12 +133,7 @@ def build(loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None
     theme = loaded.resolve(config.theme)
     if theme is not None and not (theme / "templates").is_dir() and not (theme / "static").is_dir():
         raise UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme' setting")
-    cache_dir = default_cache_dir(source, output, loaded.resolve(config.cache_dir)).resolve()
-    if _inside(cache_dir, source) or _inside(cache_dir, output):
-        raise UsageError(
-            f"the cache folder {cache_dir} is inside the photo folder or the output",
-            hint="the cache holds private metadata: keep it out of both (cache_dir setting)",
-        )
+    cache_dir = cache_location(loaded, source, output)
     _ffmpeg(loaded)  # a wrong videos.ffmpeg stops here, before anything is written
     report = BuildReport(source=source, output=output, cache=cache_dir)
     cache = BuildCache(cache_dir)
@@ -165,6 +171,7 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     cache.set_meta("fingerprint", None)
     gallery = scan_source(str(source), config, cache, reporter, pool, walked=(listings, walk_report))
     plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, report))
+    _warn_public_leftovers(gallery, config, output, cache.get_outputs(), report)
 
     # -- images ----------------------------------------------------------------
     known = cache.get_placeholders()
@@ -281,6 +288,24 @@ def private_links(gallery: Gallery, report: BuildReport | None = None) -> dict[s
             "(or set ALBUMEN_SECRET)"
         )
     return private_dirs(marked, secret.key, load_rotations())
+
+
+def _warn_public_leftovers(gallery: Gallery, config, output: Path, manifest: set[str], report: BuildReport) -> None:
+    """A private album's old public folder that this cache did not record (another machine, a lost cache)
+    cannot be removed safely: say so loudly."""
+    from .process.plan import safe_segment, slugify
+
+    make = slugify if config.pages.slugs == "ascii" else safe_segment
+    for uri, album in gallery.albums.items():
+        if not uri or not album.marked_private:
+            continue
+        public = "/".join(make(part) for part in uri.split("/"))
+        index = f"{public}/index.html"
+        if index not in manifest and (output / public / "index.html").is_file():
+            report.warnings.append(
+                f"{uri} is private, but {output / public} holds a public copy this build did not record "
+                "(an earlier build with another cache?): delete that folder"
+            )
 
 
 def _fingerprint(listings, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path) -> str:

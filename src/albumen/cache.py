@@ -27,10 +27,10 @@ SCHEMA_VERSION = "5"
 
 def default_cache_dir(source: Path, output: Path, configured: Path | None = None) -> Path:
     """Where the cache of this source/output pair lives: setting > $ALBUMEN_CACHE_DIR > user cache folder."""
-    if configured is not None:
-        return configured
     root = os.environ.get("ALBUMEN_CACHE_DIR")
-    if root:
+    if configured is not None:
+        base = configured  # still one cache per source and output: a shared folder must not mix galleries
+    elif root:
         base = Path(root).expanduser()
     else:
         from platformdirs import user_cache_dir

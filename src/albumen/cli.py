@@ -328,8 +328,8 @@ def links(source, output, config_path, rotate) -> None:
       albumen links ~/Pictures
       albumen links ~/Pictures --rotate "Holidays/Family"
     """
-    from .build import check_paths, private_links
-    from .cache import BuildCache, default_cache_dir
+    from .build import cache_location, check_paths, private_links
+    from .cache import BuildCache
     from .render.env import absolute_url
     from .scan import scan_source
     from .scan.arrange import is_published
@@ -340,7 +340,7 @@ def links(source, output, config_path, rotate) -> None:
         loaded, src, out = _locations(source, output, config_path, "links")
         src, out = check_paths(src, out)
         config = loaded.config
-        cache = BuildCache(default_cache_dir(src, out, loaded.resolve(config.cache_dir)))
+        cache = BuildCache(cache_location(loaded, src, out))
         try:
             gallery = scan_source(str(src), config, cache)
         finally:
@@ -368,7 +368,7 @@ def links(source, output, config_path, rotate) -> None:
         album = gallery.albums[uri]
         link = absolute_url(config.url, f"{folder}/") if config.url else f"{folder}/"
         state = "" if is_published(album) else "  (nothing to show yet: not published)"
-        marker = " <- new link" if rotate is not None and uri == rotate.strip("/") else ""
+        marker = " <- new link" if rotate is not None and uri == rotate.replace("\\", "/").strip("/") else ""
         click.echo(f"{uri}: {link}{state}{marker}")
     if rotate is not None:
         click.echo(f"build again to publish the new link; the old {PRIVATE_DIR}/… folder is then removed")
@@ -376,7 +376,7 @@ def links(source, output, config_path, rotate) -> None:
 
 @main.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--force", is_flag=True, help="Write into DIRECTORY even if it is not empty.")
+@click.option("--force", is_flag=True, help="Write into DIRECTORY even if it is not empty (never over an existing file).")
 def demo(directory: Path, force: bool) -> None:
     """Write a small demo photo tree into DIRECTORY (drawn pictures, dates, sidecars, a nested album).
 
@@ -390,7 +390,7 @@ def demo(directory: Path, force: bool) -> None:
         click.echo(f"{directory} already holds the demo photos; left as they are")
         return
     if directory.exists() and any(directory.iterdir()) and not force:
-        fail(UsageError(f"{directory} is not empty", hint="choose a new folder, or pass --force"))
+        fail(UsageError(f"{directory} is not empty", hint="choose a new folder, or pass --force (existing files are kept)"))
     count = write_demo(directory)
     click.echo(f"wrote {count} demo files to {directory}")
 

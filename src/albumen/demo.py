@@ -125,8 +125,13 @@ def _exif(rng: random.Random, when: datetime, orientation: int = 1) -> bytes:
     return exif.tobytes()
 
 
+def _free(path: Path) -> bool:
+    """Never overwrite: a file already there (perhaps a real photo or sidecar) is left alone."""
+    return not path.exists()
+
+
 def write_demo(directory: Path) -> int:
-    """Write the demo tree; returns the number of files written."""
+    """Write the demo tree; returns the number of files written. Existing files are never replaced."""
     rng = random.Random(20240702)
     directory.mkdir(parents=True, exist_ok=True)
     count = 0
@@ -140,6 +145,8 @@ def write_demo(directory: Path) -> int:
             number += 1
             if kind == "abstract" and i == 1:
                 img = _abstract(rng, (900, 900), alpha=True)
+                if not _free(folder / "circles.png"):
+                    continue
                 img.save(folder / "circles.png")
                 stamp = when.timestamp()
                 os.utime(folder / "circles.png", (stamp, stamp))  # no EXIF in this PNG: the date is its mtime
@@ -147,6 +154,8 @@ def write_demo(directory: Path) -> int:
                 continue
             if kind == "abstract" and i == 2:
                 pano = _abstract(rng, (3600, 700))
+                if not _free(folder / f"PANO_{when:%Y%m%d_%H%M%S}.jpg"):
+                    continue
                 pano.save(folder / f"PANO_{when:%Y%m%d_%H%M%S}.jpg", quality=85)  # date from the file name
                 count += 1
                 continue
@@ -155,14 +164,18 @@ def write_demo(directory: Path) -> int:
             if album == "Travels/2024 Provence" and i == 2:
                 img = img.crop((300, 0, 1100, 1200)).rotate(90, expand=True)  # stored sideways, EXIF says 6
                 orientation = 6
+            if not _free(folder / name):
+                continue
             img.save(folder / name, quality=88, exif=_exif(rng, when, orientation))
             count += 1
-        if album == "City at night":
+        if album == "City at night" and _free(folder / "notes.txt"):
             (folder / "notes.txt").write_text("Not a photo: ignored and counted.\n", encoding="utf-8")
             count += 1
     for rel, text in SIDECARS.items():
         path = directory / rel
         path.parent.mkdir(parents=True, exist_ok=True)
+        if not _free(path):
+            continue
         path.write_text(text, encoding="utf-8")
         count += 1
     (directory / MARKER).write_text("written by albumen demo\n", encoding="utf-8")

@@ -27,7 +27,7 @@ RESERVED_TOP = {
     "404.html", "favicon.ico", "tags", "search",
 }
 # Inside every album: pagination.
-RESERVED_ALBUM = {"page", "index.html"}
+RESERVED_ALBUM = {"page", "index.html", "feed.xml"}
 MAX_THUMB_ASPECT = 3.0
 
 
@@ -68,9 +68,13 @@ def slugify(name: str) -> str:
 
 
 def safe_segment(name: str) -> str:
-    """An original name kept as a path segment (percent-encoded in links); only impossible names change."""
-    text = re.sub(r"[\x00-\x1f/\\]", "_", name).strip()
-    return "_" if text in ("", ".", "..") else text
+    """An original name kept as a path segment (percent-encoded in links).
+
+    Only characters that cannot live in a URL path or a portable file name change ('#', '?', ':'
+    and the like become '_'), as do names that would read as something else.
+    """
+    text = re.sub(r"[\x00-\x1f/\\#?:*\"<>|%]", "_", name).strip()
+    return "_" if text.strip(".") == "" else text
 
 
 def _stem(name: str) -> str:

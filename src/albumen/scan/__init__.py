@@ -214,15 +214,26 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
 
     folder_name = listing.src_uri.rpartition("/")[2]
     album = Album(src_uri=listing.src_uri, name=folder_name, title=folder_name)
-    index = sidecars.pop("index.md", None)
+    index_name = next((n for n in sidecars if n.lower() == "index.md"), None)
+    index = sidecars.pop(index_name) if index_name else None
     if index is not None:
-        album.sidecar = _load_sidecar(index, prefix + "index.md", gallery)
+        album.sidecar = _load_sidecar(index, prefix + index.name, gallery)
         meta = album.sidecar.meta
         album.title = meta_text(meta, "title") or album.title
         album.description_html = album.sidecar.body_html
         date = parse_date_value(meta.get("date"))
         album.sort_date = localize(date, tz) if date else None
-        album.marked_private = bool(meta_bool(meta, "private"))
+        private = meta_bool(meta, "private")
+        if private is None and "private" in meta:  # fail closed: an unclear private mark hides the album
+            gallery.warnings.append(
+                f"{album.sidecar.src_uri}: 'private: {meta.get('private')}' is not true or false; the album is kept private"
+            )
+            private = True
+        album.marked_private = bool(private)
+        if private and not listing.src_uri:
+            gallery.warnings.append(
+                f"{album.sidecar.src_uri}: the home page cannot be private; mark the albums inside it instead"
+            )
 
     paired = _pair_companions(records)
     companions = {name for names in paired.values() for name in names}

@@ -136,7 +136,10 @@ def _requested_cover(gallery: Gallery, album: Album) -> str | None:
     joined = posixpath.normpath(posixpath.join(album.src_uri, value)) if album.src_uri else posixpath.normpath(value)
     if joined.startswith("../") or joined == ".." or (album.src_uri and not joined.startswith(album.src_uri + "/")):
         return None
-    return joined if joined in gallery.media else None
+    media = gallery.media.get(joined)
+    if media is None or gallery.albums[media.album_uri].zone != album.zone:
+        return None  # never a cover from behind another private link (or from the public side of one)
+    return joined
 
 
 def _cover(gallery: Gallery, album: Album) -> str | None:

@@ -16,6 +16,7 @@ from PIL import Image, ImageCms, IptcImagePlugin
 from ..errors import ProcessingError
 from ..model import GPS, Camera, EmbeddedMetadata, MediaInfo
 from .dates import parse_date_value, parse_exif_datetime
+from .sidecar import clean_text
 
 try:  # HEIC/HEIF through pillow-heif; AVIF is Pillow's own
     import pillow_heif
@@ -171,7 +172,7 @@ def _text(value) -> str | None:
                 continue
     if not isinstance(value, str):
         return None
-    value = value.replace("\x00", "").strip()
+    value = clean_text(value).strip()
     return value or None
 
 

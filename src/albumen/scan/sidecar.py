@@ -28,6 +28,14 @@ def _markdown() -> MarkdownIt:
     )
 
 
+_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def clean_text(text: str) -> str:
+    """Without the characters HTML and XML cannot carry (control codes, lone surrogates)."""
+    return _ILLEGAL.sub("", text)
+
+
 def render_markdown(text: str) -> str:
     return _markdown().render(text).strip() if text.strip() else ""
 
@@ -40,7 +48,7 @@ def read_sidecar(abs_path: str, src_uri: str) -> tuple[Sidecar, list[str]]:
     if len(raw) > _MAX_SIDECAR_BYTES:
         notes.append(f"{src_uri}: sidecar larger than 1 MiB, only its first 1 MiB is read")
         raw = raw[:_MAX_SIDECAR_BYTES]
-    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n")
+    text = clean_text(raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n"))
     meta, body = parse_sidecar_text(text, src_uri, notes)
     return Sidecar(src_uri=src_uri, meta=meta, body_html=render_markdown(body)), notes
 
@@ -60,13 +68,15 @@ def parse_sidecar_text(text: str, src_uri: str = "", notes: list[str] | None = N
             if data is not None and not isinstance(data, dict):
                 notes.append(f"{src_uri}: YAML front matter is not a set of keys; ignored")
                 data = None
+            if data is None and re.search(r"^\s*private\s*:", block, re.IGNORECASE | re.MULTILINE):
+                data = {"private": "unreadable"}  # fail closed: a broken header that mentions privacy hides
             meta = {str(k).strip().lower(): v for k, v in (data or {}).items()}
             return meta, body.lstrip("\n")
     return _parse_meta_lines(text)
 
 
 def _parse_meta_lines(text: str) -> tuple[dict, str]:
-    lines = text.split("\n")
+    lines = text.lstrip("\n").split("\n")
     meta: dict = {}
     key = None
     i = 0
@@ -105,7 +115,7 @@ def meta_text(meta: dict, key: str) -> str | None:
         return None
     if isinstance(value, list):
         value = " ".join(str(v) for v in value)
-    text = str(value).strip()
+    text = clean_text(str(value)).strip()
     return text or None
 
 
@@ -115,7 +125,7 @@ def meta_list(meta: dict, key: str) -> tuple[str, ...]:
     if value is None:
         return ()
     items = value if isinstance(value, list) else [value]
-    parts = (part.strip() for item in items for part in str(item).split(","))
+    parts = (clean_text(part).strip() for item in items for part in str(item).split(","))
     return tuple(dict.fromkeys(p for p in parts if p))
 
 
@@ -125,9 +135,9 @@ def meta_bool(meta: dict, key: str) -> bool | None:
         return None
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "1", "on"):
+    text = str(value).split("#", 1)[0].strip().lower()  # Sigal headers may carry a comment
+    if text in ("true", "yes", "y", "1", "on"):
         return True
-    if text in ("false", "no", "0", "off", ""):
+    if text in ("false", "no", "n", "0", "off", ""):
         return False
     return None

@@ -8,6 +8,7 @@ from datetime import datetime
 from ..errors import ProcessingError
 from ..model import GPS, Camera, EmbeddedMetadata, MediaInfo
 from .dates import parse_date_value
+from .sidecar import clean_text
 
 _ISO6709 = re.compile(r"^([+-]\d+(?:\.\d+)?)([+-]\d+(?:\.\d+)?)([+-]\d+(?:\.\d+)?)?")
 
@@ -77,7 +78,7 @@ def _clockwise(display_rotation: float) -> int:
 def _text(value) -> str | None:
     if not isinstance(value, str):
         return None
-    value = value.strip().strip("\x00")
+    value = clean_text(value).strip()
     return value or None
 
 

@@ -88,6 +88,12 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
             if name.startswith(".") or (nomedia and name in nomedia):
                 continue
             rel = f"{src_uri}/{name}" if src_uri else name
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:  # bytes that are not UTF-8 (an old zip file): no URL can carry them
+                shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                report.warnings.append(f"{src_uri + '/' if src_uri else ''}{shown}: name is not valid UTF-8; ignored (rename it)")
+                continue
             if ignore and is_ignored(name, rel, ignore):
                 continue
             try:

@@ -9,6 +9,7 @@ import email.utils
 import json
 import mimetypes
 import os
+import re
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -139,7 +140,9 @@ class SiteHandler(BaseHTTPRequestHandler):
         if os.path.isdir(real):
             if not raw_path.endswith("/"):
                 return self._redirect(raw_path + "/")
-            real = os.path.join(real, "index.html")
+            real = os.path.realpath(os.path.join(real, "index.html"))
+            if real != root and not real.startswith(root + os.sep):
+                return self._fail(HTTPStatus.FORBIDDEN)  # an index.html that links out of the output folder
             if not os.path.isfile(real):
                 return self._fail(HTTPStatus.NOT_FOUND)  # never a directory listing
         if not os.path.isfile(real):
@@ -174,8 +177,10 @@ class SiteHandler(BaseHTTPRequestHandler):
         start, end = 0, size - 1
         status = HTTPStatus.OK
         rng = self.headers.get("Range")
+        if rng and not re.fullmatch(r"bytes=(\d+-\d*|-\d+)", rng.strip()):
+            rng = None  # another unit, several ranges or nonsense: ignored, the whole file is sent (RFC 9110)
         if rng:
-            parsed = _parse_range(rng, size)
+            parsed = _parse_range(rng.strip(), size)
             if parsed is None:
                 self.send_response(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE)
                 self.send_header("Content-Range", f"bytes */{size}")
@@ -261,7 +266,7 @@ def _parse_range(header: str, size: int) -> tuple[int, int] | None:
     try:
         if first == "":
             n = int(last)
-            if n <= 0:
+            if n <= 0 or size == 0:
                 return None
             return max(0, size - n), size - 1
         start = int(first)
