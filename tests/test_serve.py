@@ -263,3 +263,9 @@ def test_symlinked_index_and_odd_ranges(static_server, tmp_path):
     for header in ("bytes=0-1,3-4", "items=0-3", "bytes=abc"):
         status, body, _ = raw_get(port, "/clip.mp4", {"Range": header})
         assert status == 200 and len(body) == 256 * 40, header
+
+
+def test_other_host_names_are_refused_on_loopback(static_server):
+    port, _ = static_server
+    assert raw_get(port, "/", {"Host": "evil.example:80"})[0] == 421
+    assert raw_get(port, "/", {"Host": f"localhost:{port}"})[0] == 200

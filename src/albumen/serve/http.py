@@ -89,6 +89,7 @@ class SiteServer:
             site = server
 
         self.httpd = ThreadingHTTPServer((host, port), Handler)
+        self.loopback = host in ("127.0.0.1", "localhost", "::1")
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="albumen-http", daemon=True)
 
@@ -123,6 +124,10 @@ class SiteHandler(BaseHTTPRequestHandler):
 
     # -- routing ---------------------------------------------------------------------------
     def _handle(self, head: bool) -> None:
+        if self.site.loopback:  # DNS rebinding: a page elsewhere must not read this site through its own name
+            host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]").lower()
+            if host not in ("127.0.0.1", "localhost", "::1", ""):
+                return self._fail(HTTPStatus.MISDIRECTED_REQUEST)
         raw_path = urlsplit(self.path).path
         if raw_path == EVENTS_PATH and self.site.live:
             return self._events()
