@@ -1,6 +1,6 @@
 """The one place that runs the stages in order.
 
-load_config -> scan_source -> plan_site -> run_jobs -> render_pages -> write (sink)
+load_config -> scan_source -> plan_site -> run_jobs -> SiteRenderer (pages) -> write (sink)
 
 Incremental by construction: unchanged files are not re-read (stat fingerprint in
 the cache), derivatives whose content+recipe-named file exists are not re-made,
@@ -67,7 +67,6 @@ class BuildReport:
     derivatives_made: int = 0
     derivatives_moved: int = 0  # made before under another folder: linked into place, not re-made
     images_processed: int = 0
-    files_read: int = 0
     pages_rendered: int = 0
     pages_written: int = 0
     stale_removed: int = 0
@@ -134,20 +133,22 @@ def build(loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None
     if theme is not None and not (theme / "templates").is_dir() and not (theme / "static").is_dir():
         raise UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme' setting")
     cache_dir = cache_location(loaded, source, output)
-    _ffmpeg(loaded)  # a wrong videos.ffmpeg stops here, before anything is written
+    ffmpeg = _ffmpeg(loaded)  # a wrong videos.ffmpeg stops here, before anything is written
     report = BuildReport(source=source, output=output, cache=cache_dir)
     cache = BuildCache(cache_dir)
     report.warnings.extend(cache.warnings)
     try:
         with WorkerPool(options.jobs or default_jobs()) as pool:
-            _run(loaded, options, reporter, cache, pool, report, theme)
+            _run(loaded, options, reporter, cache, pool, report, theme, ffmpeg)
     finally:
         cache.close()
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report: BuildReport, theme) -> None:
+def _run(
+    loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report: BuildReport, theme, ffmpeg: str | None
+) -> None:
     config = loaded.config
     source, output = report.source, report.output
     output.mkdir(parents=True, exist_ok=True)
@@ -179,7 +180,6 @@ def _run(loaded, options, reporter, cache: BuildCache, pool: WorkerPool, report:
     def forced(uri: str) -> bool:
         return options.force or _album_forced(gallery.media[uri].album_uri, options)
 
-    ffmpeg = _ffmpeg(loaded)  # checked before any work in build()
     if ffmpeg:
         plan.jobs = {uri: replace(j, ffmpeg=ffmpeg) if isinstance(j, VideoJob) else j for uri, j in plan.jobs.items()}
     reuse = _Relocator(cache.get_outputs(), output)

@@ -11,7 +11,7 @@ from . import __version__
 from .config import CONFIG_NAME, load_config
 from .errors import AlbumenError, UsageError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_FAILED, EXIT_INTERRUPTED = 1, 130  # usage and config errors carry their own status (2)
 
 
 class PlainReporter:
@@ -211,7 +211,9 @@ def _print_report(report, verbosity: int) -> None:
         click.echo("nothing changed since the last build")
     if verbosity >= 1:
         click.echo(
-            f"made {report.derivatives_made} derivatives of {report.images_processed} images; "
+            f"made {report.derivatives_made} derivatives of {report.images_processed} images"
+            + (f" ({report.derivatives_moved} more moved, not re-made)" if report.derivatives_moved else "")
+            + "; "
             f"rendered {report.pages_rendered} pages, wrote {report.pages_written} files; "
             f"removed {report.stale_removed} stale files"
         )

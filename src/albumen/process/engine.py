@@ -25,7 +25,6 @@ from .specs import ImageJob, OutputSpec, Placeholder, progressive_for  # noqa: E
 pyvips.cache_set_max(0)  # every file is used once; the operation cache only costs memory
 
 VIPS_FORMATS = {"jpeg", "mpo", "png", "gif", "webp", "tiff"}
-ANIMATED_OUT = {"gif", "webp"}
 
 
 def _vips_error(exc: Exception) -> str:

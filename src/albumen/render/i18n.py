@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-LANGUAGES = ("en", "fr")
-
 CATALOGUES: dict[str, dict[str, str]] = {
     "fr": {
         "Home": "Accueil",

@@ -44,9 +44,6 @@ class Fingerprinter:
             key = digest(key, *(self.album(child, card=True) for child in view.children))
         return key
 
-    def data(self, value) -> str:
-        return repr(value)
-
 
 def digest(*parts: str) -> str:
     h = hashlib.sha256()

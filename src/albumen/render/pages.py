@@ -539,12 +539,6 @@ def _language_name(code: str) -> str:
     return _LANGUAGES.get(code.split("-")[0].lower(), code) if code else "Captions"
 
 
-def render_pages(ctx: RenderContext) -> list[Page]:
-    """Render every page of the site. Raises BuildError when a template is broken."""
-    renderer = SiteRenderer(ctx)
-    return [renderer.render(task) for task in renderer.tasks()]
-
-
 def _claim(seen: dict[str, str], task: PageTask) -> None:
     """Two pages claiming one output path is a build error, found before anything is written."""
     if task.dest_uri in seen:

@@ -105,9 +105,6 @@ class MediaView:
     def aspect(self) -> float:
         return self.thumb.width / self.thumb.height
 
-    @property
-    def display_title(self) -> str:
-        return self.title or ""
 
 
 @dataclass(slots=True)
@@ -135,10 +132,6 @@ class AlbumView:
 
     def page_url(self, n: int) -> str:
         return self.url if n <= 1 else f"{self.url}page/{n}/"
-
-    def page_of(self, index: int) -> int:
-        """The page number (1-based) showing the media at 1-based position `index`."""
-        return (index - 1) // self.page_size + 1
 
 
 @dataclass(slots=True)

@@ -26,7 +26,6 @@ class DirListing:
     src_uri: str  # '' for the root
     abs_path: str
     files: list[FileEntry] = field(default_factory=list)
-    subdirs: list[str] = field(default_factory=list)  # src_uris of walked sub-folders
 
 
 @dataclass
@@ -112,6 +111,5 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 subdirs.append((rel, entry.path))
             elif stat_mod.S_ISREG(target.st_mode):
                 listing.files.append(FileEntry(name, entry.path, target.st_size, target.st_mtime_ns))
-        listing.subdirs = [rel for rel, _ in subdirs]
         yield listing
         stack.extend(reversed(subdirs))
