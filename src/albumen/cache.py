@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .scan import FileRecord, ScanCache
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"  # 6: content hashes are XXH3-128
 
 
 def default_cache_dir(source: Path, output: Path, configured: Path | None = None) -> Path:

@@ -14,6 +14,27 @@ from concurrent.futures import as_completed
 from typing import Any
 
 
+def _worker_start() -> None:
+    """Keep freed memory for reuse instead of handing it back to the kernel after every image.
+
+    glibc serves big buffers (a decoded photo, an encoded JPEG) with fresh mmap pages, so every
+    image costs thousands of page faults: ~10 ms of system time per 24 MP photo on a VM, a
+    tenth of the work. A worker's peak memory does not grow; it is just not returned between tasks.
+    """
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc (musl): nothing to tune
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    libc.mallopt(m_mmap_threshold, 256 << 20)
+    libc.mallopt(m_trim_threshold, 512 << 20)
+
+
 class TaskFailed(Exception):
     """A task that timed out, crashed its worker, or raised."""
 
@@ -31,7 +52,9 @@ class WorkerPool:
         if self._pool is None:
             from pebble import ProcessPool
 
-            self._pool = ProcessPool(max_workers=self.workers, context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPool(
+                max_workers=self.workers, context=multiprocessing.get_context("spawn"), initializer=_worker_start
+            )
         return self._pool
 
     def run(

@@ -104,19 +104,24 @@ def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
     originals = [o for o in job.outputs if o.format == "copy"]
     placeholder = None
     if still:
-        base = engine.open_image(job)
+        # decoded as stored: each output is resized first and turned upright after, which is
+        # cheaper than turning the (bigger) decoded image
+        base = engine.open_image(job, orient=False)
+        swap = engine.transposed(job.orientation)
         chain = [base]
         encoded: dict[tuple, bytes] = {}  # a thumbnail the size of a small photo is the same file twice
         for spec in sorted(still, key=lambda o: o.width * o.height, reverse=True):
-            source = _adequate(chain, base, spec)
+            width, height = (spec.height, spec.width) if swap else (spec.width, spec.height)
+            source = _adequate(chain, base, width, height, spec.crop)
             # computed once: later sizes and the placeholder read this, not the pipeline that made it
-            image = engine.resize_exact(source, spec.width, spec.height, spec.crop).copy_memory()
+            stored = engine.resize_exact(source, width, height, spec.crop).copy_memory()
+            image = engine.orient(stored, job.orientation)
             recipe = (spec.width, spec.height, spec.crop, spec.format, spec.quality, progressive_for(spec, job.progressive))
             if recipe not in encoded:
                 encoded[recipe] = engine.encode(image, spec, job)
             _write(job, spec, encoded[recipe], written, sizes)
-            if spec.crop is None and image is not source:
-                chain.append(image)
+            if spec.crop is None and stored is not source:
+                chain.append(stored)
             if spec.role == "thumb" and job.placeholder and placeholder is None:
                 placeholder = engine.make_placeholder(image)
     if moving:
@@ -132,12 +137,9 @@ def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
     return placeholder
 
 
-def _adequate(chain, base, spec: OutputSpec):
-    """The smallest already-made image that still has enough pixels for this output."""
-    if spec.crop:
-        scale = max(spec.width / base.width, spec.height / base.height)
-    else:
-        scale = spec.width / base.width
+def _adequate(chain, base, width: int, height: int, crop: str | None):
+    """The smallest already-made image that still has enough pixels for a width x height output."""
+    scale = max(width / base.width, height / base.height) if crop else width / base.width
     needed = base.width * scale * ADEQUATE_FACTOR
     best = base
     for image in chain:
