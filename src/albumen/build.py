@@ -78,13 +78,6 @@ class BuildReport:
         return bool(self.skipped or self.warnings)
 
 
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def _inside(child: Path, parent: Path) -> bool:
     return child == parent or parent in child.parents
 
@@ -123,8 +116,14 @@ def cache_location(loaded: LoadedConfig, source: Path, output: Path) -> Path:
     return cache_dir
 
 
-def build(loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None = None) -> BuildReport:
-    """Build the whole site. Raises AlbumenError subclasses for usage, config and build failures."""
+def build(
+    loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None = None, pool: WorkerPool | None = None
+) -> BuildReport:
+    """Build the whole site. Raises AlbumenError subclasses for usage, config and build failures.
+
+    pool: workers already started by the caller (who closes them); by default the build starts
+    its own when it has work for them.
+    """
     reporter = reporter or QuietReporter()
     started = time.perf_counter()
     config = loaded.config
@@ -138,8 +137,11 @@ def build(loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None
     cache = BuildCache(cache_dir)
     report.warnings.extend(cache.warnings)
     try:
-        with WorkerPool(options.jobs or default_jobs()) as pool:
+        if pool is not None:
             _run(loaded, options, reporter, cache, pool, report, theme, ffmpeg)
+        else:
+            with WorkerPool(options.jobs) as own:
+                _run(loaded, options, reporter, cache, own, report, theme, ffmpeg)
     finally:
         cache.close()
     report.seconds = time.perf_counter() - started

@@ -145,29 +145,34 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
     Exit status: 0 built (skipped files are listed), 1 build failed or --strict found problems,
     2 usage or configuration error (nothing written), 130 interrupted.
     """
-    from .build import BuildOptions
-    from .build import build as run_build
+    from .pool import WorkerPool
 
     verbosity = 0 if quiet else 1 + verbose
     try:
         loaded, src, out = _locations(source, output, config_path, "build")
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    with WorkerPool(jobs or 0) as pool:
+        if force or not (out / "index.html").is_file():
+            pool.start()  # a first build has work for the workers: they start while the build gets ready
+        from .build import BuildOptions
+        from .build import build as run_build
+
         options = BuildOptions(
             source=src, output=out, jobs=jobs or 0, strict=strict, force=force, force_albums=tuple(force_albums),
         )
-    except AlbumenError as exc:
-        fail(exc)
-        return
-    reporter = _reporter(verbosity)
-    try:
-        report = run_build(loaded, options, reporter)
-    except KeyboardInterrupt:
-        reporter.close()
-        click.echo("interrupted: the site may be incomplete; build again to finish it", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    except AlbumenError as exc:
-        reporter.close()
-        fail(exc)
-        return
+        reporter = _reporter(verbosity)
+        try:
+            report = run_build(loaded, options, reporter, pool)
+        except KeyboardInterrupt:
+            reporter.close()
+            click.echo("interrupted: the site may be incomplete; build again to finish it", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except AlbumenError as exc:
+            reporter.close()
+            fail(exc)
+            return
     reporter.close()
     _print_report(report, verbosity)
     if strict and report.problems:

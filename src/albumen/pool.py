@@ -8,13 +8,15 @@ with 'spawn': they import only what their task needs and share nothing.
 from __future__ import annotations
 
 import multiprocessing
+import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures import TimeoutError as FutureTimeout
-from concurrent.futures import as_completed
 from typing import Any
 
 
-def _worker_start() -> None:
+def _keep_freed_memory() -> None:
     """Keep freed memory for reuse instead of handing it back to the kernel after every image.
 
     glibc serves big buffers (a decoded photo, an encoded JPEG) with fresh mmap pages, so every
@@ -35,14 +37,50 @@ def _worker_start() -> None:
     libc.mallopt(m_trim_threshold, 512 << 20)
 
 
+def _worker_start() -> None:
+    """Runs once in every new worker, while the build is still scanning."""
+    _keep_freed_memory()
+    # what every task needs, imported now rather than in the first task of each kind
+    from .process import engine, worker  # noqa: F401
+    from .scan import read_media_batch  # noqa: F401
+
+
+def _ready() -> bool:
+    """A probe task: its result means a worker has started."""
+    return True
+
+
 class TaskFailed(Exception):
     """A task that timed out, crashed its worker, or raised."""
 
 
+def _run_here(fn: Callable, item: Any) -> Any:
+    try:
+        return fn(item)
+    except Exception as exc:  # same contract as the pool
+        return TaskFailed(f"{type(exc).__name__}: {exc}")
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 class WorkerPool:
-    def __init__(self, workers: int) -> None:
-        self.workers = max(1, workers)
+    def __init__(self, workers: int = 0) -> None:
+        """workers: how many processes; 0 means one per core."""
+        self.workers = max(1, workers or default_workers())
         self._pool = None
+        self._probes: list = []
+
+    def start(self) -> None:
+        """Start the workers now, without waiting for them: they take a few tenths of a second
+        (interpreter, imports), which the caller can spend on its own work meanwhile."""
+        if self.parallel:
+            self._get()
 
     @property
     def parallel(self) -> bool:
@@ -55,42 +93,61 @@ class WorkerPool:
             self._pool = ProcessPool(
                 max_workers=self.workers, context=multiprocessing.get_context("spawn"), initializer=_worker_start
             )
+            self._probes = [self._pool.schedule(_ready) for _ in range(self.workers)]
         return self._pool
 
     def run(
-        self, fn: Callable, items: Iterable[Any], timeout: float | Callable[[Any], float] | None = None
+        self,
+        fn: Callable,
+        items: Iterable[Any],
+        timeout: float | Callable[[Any], float] | None = None,
+        help_while_starting: bool = False,
     ) -> Iterator[tuple[Any, Any]]:
         """Yield (item, result) as tasks finish; result is a TaskFailed when the task failed.
 
         timeout: seconds per task, or a function of the item giving them.
+        Tasks go to the workers a few at a time (two queued per worker), in order.
+        help_while_starting: until the first worker has started (interpreter and imports, a few
+        tenths of a second), this process runs tasks itself and none is queued for the workers; a
+        short list may be done before they are up. Only for short tasks that are safe to run
+        here: no timeout applies to them.
         """
         items = list(items)
         if not items:
             return
         if not self.parallel or len(items) == 1:
             for item in items:
-                try:
-                    yield item, fn(item)
-                except Exception as exc:  # same contract as the pool
-                    yield item, TaskFailed(f"{type(exc).__name__}: {exc}")
+                yield item, _run_here(fn, item)
             return
         from pebble import ProcessExpired
 
         pool = self._get()
+        helping = help_while_starting
         limit = timeout if callable(timeout) else (lambda _item: timeout)
-        futures = {pool.schedule(fn, args=(item,), timeout=limit(item)): i for i, item in enumerate(items)}
+        waiting = deque(range(len(items)))
+        running: dict[Any, int] = {}
         try:
-            for future in as_completed(futures):
-                item = items[futures[future]]
-                try:
-                    result = future.result()
-                except FutureTimeout:
-                    result = TaskFailed(f"timed out after {limit(item):.0f} s")
-                except ProcessExpired as exc:
-                    result = TaskFailed(f"the worker crashed (exit code {exc.exitcode})")
-                except Exception as exc:
-                    result = TaskFailed(f"{type(exc).__name__}: {exc}")
-                yield item, result
+            while waiting or running:
+                if helping and waiting and not any(probe.done() for probe in self._probes):
+                    i = waiting.popleft()
+                    yield items[i], _run_here(fn, items[i])
+                    continue
+                helping = False
+                while waiting and len(running) < 2 * self.workers:
+                    i = waiting.popleft()
+                    running[pool.schedule(fn, args=(items[i],), timeout=limit(items[i]))] = i
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    item = items[running.pop(future)]
+                    try:
+                        result = future.result()
+                    except FutureTimeout:
+                        result = TaskFailed(f"timed out after {limit(item):.0f} s")
+                    except ProcessExpired as exc:
+                        result = TaskFailed(f"the worker crashed (exit code {exc.exitcode})")
+                    except Exception as exc:
+                        result = TaskFailed(f"{type(exc).__name__}: {exc}")
+                    yield item, result
         except BaseException:
             self.stop()
             raise
@@ -100,12 +157,14 @@ class WorkerPool:
             self._pool.stop()
             self._pool.join()
             self._pool = None
+            self._probes = []
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
             self._pool.join()
             self._pool = None
+            self._probes = []
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -199,7 +199,7 @@ def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPo
     reader = partial(read_media_batch, max_pixels=max_pixels)
     payloads = {tuple((e.abs_path, e.name) for _, e in b): b for b in batches}
     retry: list[tuple[str, FileEntry]] = []
-    for payload, result in pool.run(reader, list(payloads), timeout=300):
+    for payload, result in pool.run(reader, list(payloads), timeout=300, help_while_starting=True):
         batch = payloads[payload]
         if isinstance(result, TaskFailed):
             retry.extend(batch)  # find the one bad file: read the batch's files one by one
