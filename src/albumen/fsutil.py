@@ -6,20 +6,33 @@ build), never a half-written file under a published name.
 
 from __future__ import annotations
 
+import itertools
 import os
-import tempfile
 
 TMP_PREFIX = ".albumen-tmp-"
+_serial = itertools.count()
 
 
 def write_atomic(abs_path: str, data: bytes) -> None:
-    folder = os.path.dirname(abs_path)
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=folder)
+    folder, name = os.path.split(abs_path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:  # a name of our own: this process's id and a counter (cheaper than mkstemp's random names)
+        tmp = os.path.join(folder, f"{TMP_PREFIX}{os.getpid()}-{next(_serial)}-{name[:40]}")
+        try:
+            fd = os.open(tmp, flags, 0o644)
+            break
+        except FileExistsError:  # left by an interrupted build of a process with the same id
+            continue
+        except FileNotFoundError:
+            os.makedirs(folder, exist_ok=True)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, 0o644)  # readable by the web server whatever the umask
+        finally:
+            os.close(fd)
         os.replace(tmp, abs_path)
     except BaseException:
         try:

@@ -312,17 +312,26 @@ def _with_metadata(image: pyvips.Image, job: ImageJob) -> pyvips.Image:
 def make_placeholder(image: pyvips.Image) -> Placeholder:
     """Average colour and a tiny (at most 8 px) preview, inlined as a data URI.
 
-    Lean on purpose: for a small photo, every libvips call costs as much as the pixels.
+    Lean on purpose: for a small photo, every libvips call costs as much as the pixels, so the
+    (thumbnail-sized) image goes to Pillow once and the rest happens there.
     """
-    small = image.resize(min(1.0, 8 / max(image.width, image.height)))
-    if small.bands in (2, 4):
-        small = small.flatten(background=[255] * (small.bands - 1))
-    if small.bands == 1:
-        small = small.bandjoin([small, small])
-    if small.format != "uchar":
-        small = small.cast("uchar")
-    pixels = bytes(small.write_to_memory())
-    width, height = small.width, small.height
+    from PIL import Image
+
+    if image.format != "uchar":
+        image = image.cast("uchar")
+    mode = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}.get(image.bands)
+    if mode is None:
+        image, mode = image.extract_band(0, n=3), "RGB"
+    picture = Image.frombuffer(mode, (image.width, image.height), image.write_to_memory(), "raw", mode, 0, 1)
+    if mode in ("LA", "RGBA"):  # on white, as the page shows it
+        picture = Image.alpha_composite(Image.new("RGBA", picture.size, "white"), picture.convert("RGBA"))
+    picture = picture.convert("RGB")
+    width, height = picture.size
+    scale = min(1.0, 8 / max(width, height))
+    if scale < 1:
+        width, height = max(1, round(width * scale)), max(1, round(height * scale))
+        picture = picture.resize((width, height), Image.Resampling.BOX)
+    pixels = picture.tobytes()
     count = width * height
     means = [sum(pixels[i::3]) / count for i in range(3)]
     colour = "#" + "".join(f"{max(0, min(255, round(v))):02x}" for v in means)
