@@ -207,6 +207,23 @@ def test_placeholders_are_inlined(tmp_path):
         assert max(im.size) <= 8
 
 
+@pytest.mark.parametrize("mode, colour, expected", [
+    ("RGBA", (200, 0, 0, 0), (255, 255, 255)),  # transparent: shown on white
+    ("LA", (40, 255), (40, 40, 40)),
+    ("L", 120, (120, 120, 120)),
+])
+def test_placeholder_colour_for_alpha_and_grey(tmp_path, mode, colour, expected):
+    src = tmp_path / "p"
+    src.mkdir()
+    Image.new(mode, (60, 40), colour).save(src / "a.png")
+    site = tmp_path / "site"
+    build_site(src, site)
+    style = soup(site / "index.html").select_one(".grid li")["style"]
+    value = style.split("background-color:")[1].split(";")[0]
+    got = tuple(int(value[i : i + 2], 16) for i in (1, 3, 5))
+    assert all(abs(a - b) <= 2 for a, b in zip(got, expected, strict=True)), (got, expected)
+
+
 @pytest.mark.parametrize("orientation", [2, 3, 4, 5, 7, 8])
 def test_every_orientation_matches_pillow(tmp_path, orientation):
     from PIL import ImageChops, ImageOps, ImageStat
