@@ -76,9 +76,9 @@ def _make_video_outputs(job: VideoJob, written: list[str], sizes: dict[str, int]
         thumb = engine.resize_exact(poster, job.thumb.width, job.thumb.height, job.thumb.crop).copy_memory()
         if need(job.thumb):
             _write(job, job.thumb, engine.encode(thumb, job.thumb, job), written, sizes)
-        placeholder = engine.make_placeholder(thumb)
+        placeholder = engine.make_placeholder(engine.to_pillow(thumb))
     elif job.placeholder and job.placeholder_source:
-        placeholder = engine.make_placeholder(pyvips.Image.new_from_file(job.placeholder_source))
+        placeholder = engine.make_placeholder(engine.to_pillow(pyvips.Image.new_from_file(job.placeholder_source)))
     for spec in job.videos:
         if need(spec):
             target = os.path.join(job.abs_dest_root, spec.dest_uri)
@@ -109,21 +109,28 @@ def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
         base = engine.open_image(job, orient=False)
         swap = engine.transposed(job.orientation)
         chain = [base]
+        last_image, picture = None, None
         encoded: dict[tuple, bytes] = {}  # a thumbnail the size of a small photo is the same file twice
         for spec in sorted(still, key=lambda o: o.width * o.height, reverse=True):
             width, height = (spec.height, spec.width) if swap else (spec.width, spec.height)
             source = _adequate(chain, base, width, height, spec.crop)
             # computed once: later sizes and the placeholder read this, not the pipeline that made it
-            stored = engine.resize_exact(source, width, height, spec.crop).copy_memory()
+            stored = engine.resize_exact(source, width, height, spec.crop)
+            if stored is not source:
+                stored = stored.copy_memory()
             image = engine.orient(stored, job.orientation)
+            if image is not last_image:  # one Pillow copy per size, shared by its encodes and the placeholder
+                last_image, picture = image, None
+            if picture is None and (spec.format == "jpeg" or spec.role == "thumb"):
+                picture = engine.to_pillow(image)
             recipe = (spec.width, spec.height, spec.crop, spec.format, spec.quality, progressive_for(spec, job.progressive))
             if recipe not in encoded:
-                encoded[recipe] = engine.encode(image, spec, job)
+                encoded[recipe] = engine.encode(image, spec, job, picture)
             _write(job, spec, encoded[recipe], written, sizes)
             if spec.crop is None and stored is not source:
                 chain.append(stored)
             if spec.role == "thumb" and job.placeholder and placeholder is None:
-                placeholder = engine.make_placeholder(image)
+                placeholder = engine.make_placeholder(picture)
     if moving:
         frames = engine.open_image(job, animated=True)
         for spec in moving:
@@ -133,7 +140,7 @@ def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
     if placeholder is None and job.placeholder and job.placeholder_source:
         import pyvips
 
-        placeholder = engine.make_placeholder(pyvips.Image.new_from_file(job.placeholder_source))
+        placeholder = engine.make_placeholder(engine.to_pillow(pyvips.Image.new_from_file(job.placeholder_source)))
     return placeholder
 
 
