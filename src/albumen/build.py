@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import itertools
 import json
 import os
 import posixpath
 import shutil
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,7 +32,7 @@ from .model import Gallery, Skipped
 from .pool import WorkerPool
 from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_site
-from .process.specs import ImageJob, JobResult, Placeholder, VideoJob
+from .process.specs import ImageJob, Placeholder, VideoJob
 from .render.env import theme_dirs
 from .render.pages import RenderContext, SiteRenderer, folder_index_pages
 from .report import QuietReporter, Reporter
@@ -173,69 +175,86 @@ def _run(
     cache.set_meta("building", "1")
     cache.set_meta("fingerprint", None)
     gallery = scan_source(str(source), config, cache, reporter, pool, walked=(listings, walk_report))
+    del listings, walk_report  # every file's entry: the gallery holds what is still needed
+    _share_equal_values(gallery)
     plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, report))
-    _warn_public_leftovers(gallery, config, output, cache.get_outputs(), report)
+    _warn_public_leftovers(gallery, config, output, cache, report)
 
     # -- images ----------------------------------------------------------------
-    known = cache.get_placeholders()
-
+    # Memory stays flat as the library grows: sets of every output path live in SQLite (the cache's
+    # temporary tables), not in this process, and no worker result is kept once counted.
     def forced(uri: str) -> bool:
         return options.force or _album_forced(gallery.media[uri].album_uri, options)
 
     if ffmpeg:
         plan.jobs = {uri: replace(j, ffmpeg=ffmpeg) if isinstance(j, VideoJob) else j for uri, j in plan.jobs.items()}
-    reuse = _Relocator(cache.get_outputs(), output)
+    known = cache.placeholder_keys()
+    reuse = _Relocator(cache, output)
     todo = [
         job
         for job in (_remaining(job, plan, known, output, forced(uri), reuse) for uri, job in plan.jobs.items())
         if job
     ]
+    plan.jobs = {}  # the jobs still to do are in todo
+    del known
     report.derivatives_moved = len(reuse.moved)
     cache.add_outputs(reuse.moved)
+    del reuse
     cache.add_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     reporter.phase("Processing images", total=len(todo))
     fresh: list[tuple[str, str, str]] = []
-
-    def on_result(result: JobResult) -> None:
+    failed: list[tuple[str, str]] = []
+    for result in run_jobs(todo, pool):
         reporter.advance(result.job_id)
         if not result.ok:
             reporter.note(f"skipped {result.job_id}: {result.error}")
-        elif result.placeholder:
+            failed.append((result.job_id, result.error or "processing failed"))
+            continue
+        report.images_processed += 1
+        report.derivatives_made += len(result.written)
+        if result.placeholder:
             thumb = _placeholder_key(plan.media[result.job_id].thumb.dest_uri)
             fresh.append((thumb, result.placeholder.colour, result.placeholder.data_uri))
             if len(fresh) >= 200:
                 cache.put_placeholders(fresh)
                 fresh.clear()
-
-    results = run_jobs(todo, pool, on_result=on_result)
+    del todo
     cache.put_placeholders(fresh)
-    report.images_processed = sum(1 for r in results.values() if r.ok)
-    report.derivatives_made = sum(len(r.written) for r in results.values())
-    placeholders = _placeholders(plan, results, cache.get_placeholders())
-    _drop_failed(gallery, results, config)
+    _drop_failed(gallery, failed, config)
 
     # -- pages ------------------------------------------------------------------
-    renderer = SiteRenderer(RenderContext(gallery, plan, placeholders, config, theme))
+    renderer = SiteRenderer(RenderContext(gallery, plan, _CachedPlaceholders(plan, cache), config, theme))
     statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
-    derivatives = [spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs]
-    cache.add_outputs([*derivatives, *statics])
+    cache.add_outputs(
+        itertools.chain(
+            (spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs), statics
+        ),
+        current=True,
+    )
     old_keys = cache.get_page_keys()
     reporter.phase("Writing pages")
     sink = DiskSink(str(output))
-    new_keys: dict[str, str] = {}
-    pages: list[str] = []
+    listed: list[str] = []
     pending: list = []
+    held = 0  # media views held by the pending pages alone
 
     def flush() -> None:
+        nonlocal held
+        held = 0
+        cache.mark_current(listed)
+        listed.clear()
+        if not pending:
+            return
         cache.add_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
         for task in pending:
             sink.write(task.dest_uri, renderer.render(task).content)
-            new_keys[task.dest_uri] = task.key
             reporter.advance(task.dest_uri)
+        cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
+        report.pages_rendered += len(pending)
         pending.clear()
 
     for task in renderer.tasks():  # album by album: views never all in memory at once
-        pages.append(task.dest_uri)
+        listed.append(task.dest_uri)
         if (
             options.force
             or old_keys.get(task.dest_uri) != task.key
@@ -243,23 +262,24 @@ def _run(
             or not os.path.exists(os.path.join(output, *task.dest_uri.split("/")))
         ):
             pending.append(task)
-            if len(pending) >= 500:
-                flush()
+            held += task.views
+        if len(pending) >= 500 or held >= 500 or len(listed) >= 2000:
+            flush()
     flush()
-    indexes = folder_index_pages(pages + derivatives + list(statics), config.pages.links)
-    cache.add_outputs(p.dest_uri for p in indexes)
+    del old_keys
+    indexes = folder_index_pages(cache.current_outputs(), config.pages.links)
+    cache.add_outputs((p.dest_uri for p in indexes), current=True)
     for page in indexes:
         sink.write(page.dest_uri, page.content)
     for dest_uri, path in statics.items():
         sink.copy(dest_uri, str(path))
-    current = {*pages, *derivatives, *statics, *(p.dest_uri for p in indexes)}
 
     # -- stale outputs: only files this tool recorded, and never outside the output ----------
-    stale = cache.get_outputs() - current
+    stale = cache.stale_outputs()
     report.stale_removed = _remove_stale(output, stale)
     cache.remove_outputs(stale)
-    cache.set_page_keys(new_keys, remove=[uri for uri in old_keys if uri not in current])
-    cache.keep_placeholders({_placeholder_key(mp.thumb.dest_uri) for mp in plan.media.values()})
+    cache.forget_other_pages()
+    cache.keep_placeholders(_placeholder_key(mp.thumb.dest_uri) for mp in plan.media.values())
     report.albums = sum(1 for a in gallery.albums.values() if is_published(a))
     report.photos = sum(1 for m in gallery.media.values() if m.kind == "image")
     report.videos = sum(1 for m in gallery.media.values() if m.kind == "video")
@@ -274,7 +294,6 @@ def _run(
     }))
     cache.set_meta("fingerprint", fingerprint)
     cache.set_meta("building", None)
-    report.pages_rendered = len(new_keys)
     report.pages_written = len(sink.written)
 
 
@@ -292,7 +311,7 @@ def private_links(gallery: Gallery, report: BuildReport | None = None) -> dict[s
     return private_dirs(marked, secret.key, load_rotations())
 
 
-def _warn_public_leftovers(gallery: Gallery, config, output: Path, manifest: set[str], report: BuildReport) -> None:
+def _warn_public_leftovers(gallery: Gallery, config, output: Path, cache: BuildCache, report: BuildReport) -> None:
     """A private album's old public folder that this cache did not record (another machine, a lost cache)
     cannot be removed safely: say so loudly."""
     from .process.plan import safe_segment, slugify
@@ -303,7 +322,7 @@ def _warn_public_leftovers(gallery: Gallery, config, output: Path, manifest: set
             continue
         public = "/".join(make(part) for part in uri.split("/"))
         index = f"{public}/index.html"
-        if index not in manifest and (output / public / "index.html").is_file():
+        if (output / public / "index.html").is_file() and not cache.has_output(index):
             report.warnings.append(
                 f"{uri} is private, but {output / public} holds a public copy this build did not record "
                 "(an earlier build with another cache?): delete that folder"
@@ -356,6 +375,22 @@ def _restore_summary(text: str | None, report: BuildReport) -> bool:
     return True
 
 
+def _share_equal_values(gallery: Gallery) -> None:
+    """Equal metadata becomes one shared object (frozen values, so nothing can tell the difference):
+    photos of one camera, or of one size and format, do not each hold a copy read from its file."""
+    shared: dict = {}
+    for media in gallery.media.values():
+        try:
+            media.info = shared.setdefault(media.info, media.info)
+            embedded = media.embedded
+            camera = shared.setdefault(embedded.camera, embedded.camera)
+            if camera is not embedded.camera:
+                embedded = replace(embedded, camera=camera)
+            media.embedded = shared.setdefault(embedded, embedded)
+        except TypeError:  # an unhashable value (not expected): keep this one's own
+            continue
+
+
 def _album_forced(album_uri: str, options: BuildOptions) -> bool:
     """--force-album GLOB matches album paths relative to the source ('' is the top album)."""
     return any(fnmatch.fnmatchcase(album_uri, g) for g in options.force_albums)
@@ -366,17 +401,14 @@ class _Relocator:
     or public again): same content, same recipe, same file name. It is linked into place instead of
     being made again."""
 
-    def __init__(self, manifest: set[str], output: Path) -> None:
-        self.manifest = manifest
+    def __init__(self, cache: BuildCache, output: Path) -> None:
+        self.cache = cache  # its manifest of outputs, as it was before this build recorded any
         self.output = output
-        self._by_name: dict[str, str] | None = None
         self.moved: list[str] = []
 
     def __call__(self, dest_uri: str) -> bool:
-        if self._by_name is None:
-            self._by_name = {posixpath.basename(u): u for u in self.manifest if "." in posixpath.basename(u)}
-        old = self._by_name.get(posixpath.basename(dest_uri))
-        if old is None or old == dest_uri:
+        old = self.cache.output_named(posixpath.basename(dest_uri), other_than=dest_uri)
+        if old is None:
             return False
         src = os.path.join(self.output, *old.split("/"))
         dst = os.path.join(self.output, *dest_uri.split("/"))
@@ -395,7 +427,7 @@ class _Relocator:
 
 
 def _remaining(
-    job: ImageJob | VideoJob, plan: SitePlan, known: dict, output: Path, forced: bool, relocate: _Relocator
+    job: ImageJob | VideoJob, plan: SitePlan, known: set[str], output: Path, forced: bool, relocate: _Relocator
 ) -> ImageJob | VideoJob | None:
     """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it."""
     if forced:
@@ -413,6 +445,8 @@ def _remaining(
     source = os.path.join(output, *thumb.dest_uri.split("/")) if need_placeholder and thumb not in missing else None
     if isinstance(job, VideoJob):
         return replace(job, todo=tuple(s.dest_uri for s in missing) + captions, placeholder_source=source)
+    if len(missing) == len(job.outputs) and source == job.placeholder_source:
+        return job  # all of it: the planned job itself, not a copy
     return replace(job, outputs=missing, placeholder_source=source)
 
 
@@ -438,30 +472,38 @@ def _placeholder_key(thumb_uri: str) -> str:
     return posixpath.basename(thumb_uri)
 
 
-def _placeholders(plan: SitePlan, results: dict[str, JobResult], cached: dict[str, tuple[str, str]]):
-    """Placeholders from this run's results, else from the cache (keyed by thumbnail name)."""
-    out: dict[str, Placeholder] = {}
-    for uri, media_plan in plan.media.items():
-        result = results.get(uri)
-        if result is not None and result.ok and result.placeholder:
-            out[uri] = result.placeholder
-        elif _placeholder_key(media_plan.thumb.dest_uri) in cached:
-            colour, data_uri = cached[_placeholder_key(media_plan.thumb.dest_uri)]
-            out[uri] = Placeholder(colour, data_uri)
-    return out
+class _CachedPlaceholders(Mapping):
+    """Each media's placeholder, read from the cache when a page needs it (keyed by thumbnail name):
+    a 100,000-photo build holds none of them in memory."""
+
+    def __init__(self, plan: SitePlan, cache: BuildCache) -> None:
+        self.plan = plan
+        self.cache = cache
+
+    def __getitem__(self, uri: str) -> Placeholder:
+        media_plan = self.plan.media.get(uri)
+        row = self.cache.get_placeholder(_placeholder_key(media_plan.thumb.dest_uri)) if media_plan else None
+        if row is None:
+            raise KeyError(uri)
+        return Placeholder(*row)
+
+    def __iter__(self) -> Iterator[str]:
+        return (uri for uri in self.plan.media if uri in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
-def _drop_failed(gallery: Gallery, results: dict[str, JobResult], config) -> None:
-    failed = [r for r in results.values() if not r.ok]
+def _drop_failed(gallery: Gallery, failed: list[tuple[str, str]], config) -> None:
     if not failed:
         return
-    for result in failed:
-        gallery.media.pop(result.job_id, None)
-        gallery.skipped.append(Skipped(result.job_id, result.error or "processing failed"))
+    for job_id, error in failed:
+        gallery.media.pop(job_id, None)
+        gallery.skipped.append(Skipped(job_id, error))
     arrange_gallery(gallery, config.sort.albums, config.sort.media)
 
 
-def _remove_stale(output: Path, stale: set[str]) -> int:
+def _remove_stale(output: Path, stale: Iterable[str]) -> int:
     removed = 0
     root = str(output)
     folders: set[str] = set()

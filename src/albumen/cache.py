@@ -17,7 +17,8 @@ import hashlib
 import os
 import pickle
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 
 from .scan import FileRecord, ScanCache
@@ -47,6 +48,7 @@ class BuildCache(ScanCache):
         self.warnings: list[str] = []
         self._files: dict[str, tuple[int, int, bytes]] | None = None
         self._pending_files: list[tuple[str, int, int, bytes]] = []
+        self._names_ready = False
         self.db = self._open()
 
     # -- opening ---------------------------------------------------------
@@ -74,6 +76,7 @@ class BuildCache(ScanCache):
             CREATE TABLE IF NOT EXISTS placeholders (thumb_uri TEXT PRIMARY KEY, colour TEXT, data_uri TEXT);
             CREATE TABLE IF NOT EXISTS pages (dest_uri TEXT PRIMARY KEY, key TEXT);
             CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY);
+            CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
             """
         )
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -123,7 +126,8 @@ class BuildCache(ScanCache):
 
     def put_file(self, src_uri: str, size: int, mtime_ns: int, record: FileRecord) -> None:
         blob = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-        self._load_files()[src_uri] = (size, mtime_ns, blob)
+        if self._files is not None:  # the new record goes to the database only: memory stays flat
+            self._files.pop(src_uri, None)
         self._pending_files.append((src_uri, size, mtime_ns, blob))
         if len(self._pending_files) >= 2000:
             self.flush()
@@ -140,46 +144,105 @@ class BuildCache(ScanCache):
             rows, self._pending_files = self._pending_files, []
             self._transaction("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", rows)
 
-    def _transaction(self, sql: str, rows: Iterable[tuple]) -> None:
+    def _transaction(self, sql: str, rows: Iterable[tuple], *more: str) -> None:
+        """Run sql for every row (and each of `more` for the same rows) in one transaction."""
         self.db.execute("BEGIN")
         try:
-            self.db.executemany(sql, rows)
+            if not more:
+                self.db.executemany(sql, rows)
+            else:
+                it = iter(rows)
+                while chunk := list(islice(it, 2000)):
+                    for statement in (sql, *more):
+                        self.db.executemany(statement, chunk)
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 
     # -- placeholders ---------------------------------------------------------
-    def get_placeholders(self) -> dict[str, tuple[str, str]]:
-        return {uri: (colour, data) for uri, colour, data in self.db.execute("SELECT * FROM placeholders")}
+    def placeholder_keys(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT thumb_uri FROM placeholders")}
+
+    def get_placeholder(self, thumb_uri: str) -> tuple[str, str] | None:
+        row = self.db.execute("SELECT colour, data_uri FROM placeholders WHERE thumb_uri = ?", (thumb_uri,)).fetchone()
+        return (row[0], row[1]) if row else None
 
     def put_placeholders(self, rows: list[tuple[str, str, str]]) -> None:
         if rows:
             self._transaction("INSERT OR REPLACE INTO placeholders VALUES (?, ?, ?)", rows)
 
-    def keep_placeholders(self, thumb_uris: set[str]) -> None:
-        current = {row[0] for row in self.db.execute("SELECT thumb_uri FROM placeholders")}
-        stale = current - thumb_uris
-        if stale:
-            self._transaction("DELETE FROM placeholders WHERE thumb_uri = ?", [(u,) for u in stale])
+    def keep_placeholders(self, thumb_uris: Iterable[str]) -> None:
+        """Forget every placeholder but these (worked out in SQLite: no set of every name in memory)."""
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS keep_thumbs (thumb_uri TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM temp.keep_thumbs")
+        self._transaction("INSERT OR IGNORE INTO temp.keep_thumbs VALUES (?)", ((u,) for u in thumb_uris))
+        self.db.execute("DELETE FROM placeholders WHERE thumb_uri NOT IN (SELECT thumb_uri FROM temp.keep_thumbs)")
+        self.db.execute("DROP TABLE temp.keep_thumbs")
 
     # -- pages ------------------------------------------------------------------
     def get_page_keys(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT dest_uri, key FROM pages"))
 
-    def set_page_keys(self, keys: dict[str, str], remove: Iterable[str] = ()) -> None:
-        self._transaction("INSERT OR REPLACE INTO pages VALUES (?, ?)", keys.items())
-        removed = [(u,) for u in remove]
-        if removed:
-            self._transaction("DELETE FROM pages WHERE dest_uri = ?", removed)
+    def set_page_keys(self, rows: Iterable[tuple[str, str]]) -> None:
+        """(dest_uri, key) of pages just written."""
+        self._transaction("INSERT OR REPLACE INTO pages VALUES (?, ?)", rows)
+
+    def forget_other_pages(self) -> None:
+        """Drop the keys of pages that are not among this build's current outputs."""
+        self.db.execute("DELETE FROM pages WHERE dest_uri NOT IN (SELECT dest_uri FROM temp.current_outputs)")
 
     # -- outputs manifest ---------------------------------------------------------
-    def get_outputs(self) -> set[str]:
-        return {row[0] for row in self.db.execute("SELECT dest_uri FROM outputs")}
+    def has_output(self, dest_uri: str) -> bool:
+        return self.db.execute("SELECT 1 FROM outputs WHERE dest_uri = ?", (dest_uri,)).fetchone() is not None
 
-    def add_outputs(self, dest_uris: Iterable[str]) -> None:
-        """Record paths before writing them, so an interrupted build can still clean them up."""
-        self._transaction("INSERT OR IGNORE INTO outputs VALUES (?)", ((u,) for u in dest_uris))
+    def output_named(self, name: str, other_than: str) -> str | None:
+        """A recorded output with this file name in another folder (the manifest as it was at the first call)."""
+        if not self._names_ready:
+            self.db.create_function("albumen_basename", 1, lambda uri: uri.rpartition("/")[2], deterministic=True)
+            self.db.executescript(
+                """
+                DROP TABLE IF EXISTS temp.output_names;
+                CREATE TEMP TABLE output_names (name TEXT, dest_uri TEXT);
+                INSERT INTO temp.output_names SELECT albumen_basename(dest_uri), dest_uri FROM outputs;
+                CREATE INDEX temp.output_names_by_name ON output_names (name);
+                """
+            )
+            self._names_ready = True
+        row = self.db.execute(
+            "SELECT dest_uri FROM temp.output_names WHERE name = ? AND dest_uri != ? LIMIT 1", (name, other_than)
+        ).fetchone()
+        return row[0] if row else None
+
+    def add_outputs(self, dest_uris: Iterable[str], current: bool = False) -> None:
+        """Record paths before writing them, so an interrupted build can still clean them up.
+
+        current=True also counts them among this build's outputs (see stale_outputs)."""
+        rows = ((u,) for u in dest_uris)
+        if current:
+            self._transaction(
+                "INSERT OR IGNORE INTO outputs VALUES (?)", rows, "INSERT OR IGNORE INTO temp.current_outputs VALUES (?)"
+            )
+        else:
+            self._transaction("INSERT OR IGNORE INTO outputs VALUES (?)", rows)
+
+    def mark_current(self, dest_uris: Iterable[str]) -> None:
+        """Count paths among this build's outputs without recording them as written."""
+        self._transaction("INSERT OR IGNORE INTO temp.current_outputs VALUES (?)", ((u,) for u in dest_uris))
+
+    def current_outputs(self) -> Iterator[str]:
+        """This build's outputs, as marked so far."""
+        for (uri,) in self.db.execute("SELECT dest_uri FROM temp.current_outputs"):
+            yield uri
+
+    def stale_outputs(self) -> list[str]:
+        """Recorded outputs that are not among this build's: the only files a build may remove."""
+        return [
+            row[0]
+            for row in self.db.execute(
+                "SELECT dest_uri FROM outputs WHERE dest_uri NOT IN (SELECT dest_uri FROM temp.current_outputs)"
+            )
+        ]
 
     def remove_outputs(self, dest_uris: Iterable[str]) -> None:
         self._transaction("DELETE FROM outputs WHERE dest_uri = ?", ((u,) for u in dest_uris))

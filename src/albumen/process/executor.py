@@ -7,7 +7,7 @@ timeout) is retried job by job, so one bad file still fails only itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 
 from ..pool import TaskFailed, WorkerPool
 from .specs import ImageJob, JobResult, VideoJob
@@ -19,34 +19,32 @@ BATCH = 16
 
 
 def run_jobs(
-    jobs: Iterable[ImageJob | VideoJob],
-    pool: WorkerPool | int,
-    on_result: Callable[[JobResult], None] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> dict[str, JobResult]:
-    """Run every job; return results keyed by job id (never matched by position)."""
+    jobs: Iterable[ImageJob | VideoJob], pool: WorkerPool | int, timeout: float = DEFAULT_TIMEOUT
+) -> Iterator[JobResult]:
+    """Run every job and yield each one's result as it arrives, paired with its job by id.
+
+    Nothing is kept here: a caller that needs only counts holds no result of a 100,000-photo build.
+    """
     if isinstance(pool, int):
         with WorkerPool(pool) as owned:
-            return run_jobs(jobs, owned, on_result, timeout)
+            yield from run_jobs(jobs, owned, timeout)
+        return
     # biggest first balances the cores; a video counts as a long job
     ordered = sorted(
         jobs, key=lambda j: j.src_width * j.src_height * (1000 if isinstance(j, VideoJob) else 1), reverse=True
     )
     small = [j for j in ordered if isinstance(j, ImageJob) and j.src_width * j.src_height <= SMALL_PIXELS]
     large = [j for j in ordered if not (isinstance(j, ImageJob) and j.src_width * j.src_height <= SMALL_PIXELS)]
+    del ordered
     tasks = [(j,) for j in large] + [tuple(small[i : i + BATCH]) for i in range(0, len(small), BATCH)]
-    results: dict[str, JobResult] = {}
+    del small, large
 
-    def record(job, outcome) -> None:
+    def paired(job, outcome) -> JobResult:
         if isinstance(outcome, TaskFailed):
-            result = JobResult(job.job_id, ok=False, error=str(outcome))
-        elif not isinstance(outcome, JobResult) or outcome.job_id != job.job_id:
-            result = JobResult(job.job_id, ok=False, error="worker returned a result for another job")
-        else:
-            result = outcome
-        results[job.job_id] = result
-        if on_result:
-            on_result(result)
+            return JobResult(job.job_id, ok=False, error=str(outcome))
+        if not isinstance(outcome, JobResult) or outcome.job_id != job.job_id:
+            return JobResult(job.job_id, ok=False, error="worker returned a result for another job")
+        return outcome
 
     def limit(batch) -> float:
         return sum(getattr(j, "timeout", timeout) for j in batch) if len(batch) > 1 else getattr(batch[0], "timeout", timeout)
@@ -55,13 +53,13 @@ def run_jobs(
     for batch, outcome in pool.run(run_jobs_batch, tasks, timeout=limit):
         if isinstance(outcome, TaskFailed):
             if len(batch) == 1:
-                record(batch[0], outcome)
+                yield paired(batch[0], outcome)
             else:
                 retry.extend(batch)
             continue
         by_id = {r.job_id: r for r in outcome}
         for job in batch:  # pair by id: a result out of place is a failure, not someone else's success
-            record(job, by_id.get(job.job_id, TaskFailed("no result from the worker")))
+            yield paired(job, by_id.get(job.job_id, TaskFailed("no result from the worker")))
+    del tasks
     for job, outcome in pool.run(run_job, retry, timeout=lambda j: getattr(j, "timeout", timeout)):
-        record(job, outcome)
-    return results
+        yield paired(job, outcome)

@@ -38,13 +38,14 @@ class MediaPlan:
     thumb: OutputSpec
     display: dict[str, list[OutputSpec]]  # format -> outputs, smallest first
     original: OutputSpec | None = None
-    videos: list[OutputSpec] = field(default_factory=list)  # best first; MP4 (or the copied file) last
-    tracks: list[tuple[OutputSpec, str]] = field(default_factory=list)  # caption files and their language
+    # tuples, and () for a photo: one shared empty value instead of two lists per photo
+    videos: tuple[OutputSpec, ...] = ()  # best first; MP4 (or the copied file) last
+    tracks: tuple[tuple[OutputSpec, str], ...] = ()  # caption files and their language
 
     @property
     def outputs(self) -> list[OutputSpec]:
         out = [self.thumb] + [o for specs in self.display.values() for o in specs]
-        out += self.videos + [spec for spec, _ in self.tracks]
+        out += [*self.videos, *(spec for spec, _ in self.tracks)]
         return out + ([self.original] if self.original else [])
 
     @property
@@ -223,7 +224,9 @@ def _plan_video(media: Media, dest_dir: str, config: Config, abs_dest_root: str,
         draft = OutputSpec("", "track", 0, 0, "vtt", n)
         digest = derivative_hash(media.content_hash + track_uri, recipe_text(draft, job_text, False))
         tracks.append((OutputSpec(f"{dest_dir}/{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
-    media_plan = MediaPlan(media.src_uri, dest_dir, thumb, {"jpeg": [poster]}, videos=streams, tracks=tracks)
+    media_plan = MediaPlan(
+        media.src_uri, dest_dir, thumb, {"jpeg": [poster]}, videos=tuple(streams), tracks=tuple(tracks)
+    )
     job = VideoJob(
         job_id=media.src_uri,
         abs_src_path=os.path.join(abs_source_root, *media.src_uri.split("/")),

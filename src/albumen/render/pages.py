@@ -6,7 +6,7 @@ import hashlib
 import html
 import os
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime as format_datetime_rfc822
@@ -20,7 +20,7 @@ from ..errors import BuildError
 from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
-from ..scan.arrange import is_published, stream_order
+from ..scan.arrange import is_published, natural_key
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, gettext_for
 from .keys import Fingerprinter, digest
@@ -55,7 +55,7 @@ class RenderContext:
 
     gallery: Gallery
     plan: SitePlan
-    placeholders: dict[str, Placeholder]
+    placeholders: Mapping[str, Placeholder]  # media src_uri -> placeholder; only .get() is used
     config: Config
     theme: Path | None
 
@@ -246,6 +246,7 @@ class PageTask:
     key: str
     album_uri: str | None = None  # the album whose page or photo this is
     lastmod: str = ""  # for the sitemap
+    views: int = 0  # media views this page holds that no other page shares (a stream page's): memory to render it
 
 
 @dataclass(slots=True)
@@ -333,6 +334,9 @@ class SiteRenderer:
         """Every page of the site. Views live only while their album's pages are listed."""
         seen: dict[str, str] = {}
         sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page
+        # The newest-first order, sorted before any page is listed: sorting every media of a large
+        # gallery takes memory for a moment, best spent while little else is held.
+        order = newest_first(self.ctx.gallery) if self.ctx.config.stream.enabled or self.feeds_on else []
         for album in self.ctx.gallery.walk_albums():
             if not is_published(album):
                 continue
@@ -342,12 +346,12 @@ class SiteRenderer:
                     sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
                 yield task
         if self.ctx.config.stream.enabled:
-            for task in self._stream_tasks():
+            for task in self._stream_tasks(order):
                 _claim(seen, task)
                 sitemap.append((task.page.dir + "/", ""))
                 yield task
         if self.feeds_on:
-            for task in self._feed_tasks():
+            for task in self._feed_tasks(order):
                 _claim(seen, task)
                 yield task
         page = self._page(dir="", title=self.builder.gettext("Page not found"), kind="404", robots="noindex")
@@ -359,9 +363,9 @@ class SiteRenderer:
                 _claim(seen, task)
                 yield task
 
-    def _stream_tasks(self) -> Iterator[PageTask]:
+    def _stream_tasks(self, order: list[str]) -> Iterator[PageTask]:
         config = self.ctx.config
-        uris = stream_order(self.ctx.gallery, config.stream.max_items)
+        uris = order[: config.stream.max_items] if config.stream.max_items else order
         size = config.stream.page_size
         total = len(uris)
         count = max(1, -(-total // size))
@@ -381,7 +385,8 @@ class SiteRenderer:
                 pagination=Pagination(n, count, urls) if count > 1 else None,
             )
             key = digest(self.global_key, "stream.html", repr(page), repr(stream), *(fp.media(v) for v in views))
-            yield PageTask(f"{urls[n - 1]}index.html", "stream.html", page, {"stream": stream, "media": views}, key)
+            context = {"stream": stream, "media": views}
+            yield PageTask(f"{urls[n - 1]}index.html", "stream.html", page, context, key, views=len(views))
 
     def _feed(self, title: str, uris: list[str], html_url: str, self_path: str) -> FeedView:
         config = self.ctx.config
@@ -411,10 +416,10 @@ class SiteRenderer:
             updated=newest.isoformat(), updated_rfc822=format_datetime_rfc822(newest), entries=entries,
         )
 
-    def _feed_tasks(self) -> Iterator[PageTask]:
+    def _feed_tasks(self, order: list[str]) -> Iterator[PageTask]:
         config = self.ctx.config
         gallery = self.ctx.gallery
-        latest = stream_order(gallery, config.feeds.items)
+        latest = order[: config.feeds.items]
         html_url = f"{config.stream.path}/" if config.stream.enabled else ""
         for template in ("feed.xml", "rss.xml"):
             feed = self._feed(self.site.title, latest, html_url, template)
@@ -513,6 +518,24 @@ class SiteRenderer:
         return Page(task.dest_uri, text.encode("utf-8"), task.template)
 
 
+def newest_first(gallery: Gallery) -> list[str]:
+    """The order of scan.arrange.stream_order (newest first; ties by album path, then file name, in
+    natural order), without a natural sort key held for every media at once: one album's at a time."""
+    groups: dict[tuple, list[Media]] = {}
+    for media in gallery.public_media():
+        groups.setdefault(natural_key(media.album_uri), []).append(media)
+    ordered: list[Media] = []
+    for key in sorted(groups):
+        group = groups.pop(key)
+        group.sort(key=lambda m: natural_key(m.name))  # stable, as the one sort over both keys
+        ordered.extend(group)
+    ordered.sort(key=lambda m: m.date or _EPOCH, reverse=True)  # stable: ties keep the order above
+    return [m.src_uri for m in ordered]
+
+
+_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+
+
 def _theme_fingerprint(dirs: list[Path]) -> str:
     h = hashlib.sha256()
     for folder in dirs:
@@ -549,7 +572,7 @@ def _claim(seen: dict[str, str], task: PageTask) -> None:
     seen[task.dest_uri] = task.template
 
 
-def folder_index_pages(dest_uris: list[str], links: str = "directory") -> list[Page]:
+def folder_index_pages(dest_uris: Iterable[str], links: str = "directory") -> list[Page]:
     """An index.html for every output folder that has none, so a server never lists a folder.
 
     Each one sends the visitor to the nearest folder above it that has a real page.

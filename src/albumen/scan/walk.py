@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 
-@dataclass
+@dataclass(slots=True)
 class FileEntry:
     name: str
     abs_path: str
@@ -21,7 +21,7 @@ class FileEntry:
     mtime_ns: int
 
 
-@dataclass
+@dataclass(slots=True)
 class DirListing:
     src_uri: str  # '' for the root
     abs_path: str
