@@ -7,7 +7,7 @@ never the gallery or the config.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # Bump when a change to the pipeline changes output pixels or bytes: every
 # derivative name (and so every cache key) changes with it.
@@ -107,7 +107,6 @@ class JobResult:
     placeholder: Placeholder | None = None
     warnings: tuple[str, ...] = ()
     seconds: float = 0.0
-    sizes: dict = field(default_factory=dict)  # dest_uri -> bytes
 
 
 def progressive_for(spec: OutputSpec, progressive: bool) -> bool:

@@ -20,9 +20,8 @@ ADEQUATE_FACTOR = 1.5
 def run_job(job: ImageJob) -> JobResult:
     started = time.perf_counter()
     written: list[str] = []
-    sizes: dict[str, int] = {}
     try:
-        placeholder = _make_outputs(job, written, sizes)
+        placeholder = _make_outputs(job, written)
     except ProcessingError as exc:
         _remove(job, written)
         return JobResult(job.job_id, ok=False, error=exc.message, seconds=time.perf_counter() - started)
@@ -33,7 +32,7 @@ def run_job(job: ImageJob) -> JobResult:
             job.job_id, ok=False, error=f"{type(exc).__name__}: {message}"[:300], seconds=time.perf_counter() - started
         )
     return JobResult(
-        job.job_id, ok=True, written=tuple(written), placeholder=placeholder, sizes=sizes,
+        job.job_id, ok=True, written=tuple(written), placeholder=placeholder,
         seconds=time.perf_counter() - started,
     )
 
@@ -51,13 +50,12 @@ def _remove(job: ImageJob, written: list[str]) -> None:
             pass
 
 
-def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[str], sizes: dict[str, int]) -> None:
+def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[str]) -> None:
     write_atomic(os.path.join(job.abs_dest_root, spec.dest_uri), data)
     written.append(spec.dest_uri)
-    sizes[spec.dest_uri] = len(data)
 
 
-def _make_video_outputs(job: VideoJob, written: list[str], sizes: dict[str, int]):
+def _make_video_outputs(job: VideoJob, written: list[str]):
     import pyvips
 
     from . import engine, video
@@ -72,10 +70,10 @@ def _make_video_outputs(job: VideoJob, written: list[str], sizes: dict[str, int]
         frame = video.frame_to_vips(video.pick_poster_frame(job.abs_src_path), job.rotation)
         poster = engine.resize_exact(frame, job.poster.width, job.poster.height).copy_memory()
         if need(job.poster):
-            _write(job, job.poster, engine.encode(poster, job.poster, job), written, sizes)
+            _write(job, job.poster, engine.encode(poster, job.poster, job), written)
         thumb = engine.resize_exact(poster, job.thumb.width, job.thumb.height, job.thumb.crop).copy_memory()
         if need(job.thumb):
-            _write(job, job.thumb, engine.encode(thumb, job.thumb, job), written, sizes)
+            _write(job, job.thumb, engine.encode(thumb, job.thumb, job), written)
         placeholder = engine.make_placeholder(engine.to_pillow(thumb))
     elif job.placeholder and job.placeholder_source:
         placeholder = engine.make_placeholder(engine.to_pillow(pyvips.Image.new_from_file(job.placeholder_source)))
@@ -84,7 +82,6 @@ def _make_video_outputs(job: VideoJob, written: list[str], sizes: dict[str, int]
             target = os.path.join(job.abs_dest_root, spec.dest_uri)
             video.make_stream(job, spec, target)
             written.append(spec.dest_uri)
-            sizes[spec.dest_uri] = os.path.getsize(target)
     for source, dest_uri in job.tracks:
         if todo is None or dest_uri in todo:
             with open(source, "rb") as f:
@@ -93,11 +90,11 @@ def _make_video_outputs(job: VideoJob, written: list[str], sizes: dict[str, int]
     return placeholder
 
 
-def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
+def _make_outputs(job: ImageJob, written: list[str]):
     from . import engine
 
     if isinstance(job, VideoJob):
-        return _make_video_outputs(job, written, sizes)
+        return _make_video_outputs(job, written)
 
     still = [o for o in job.outputs if o.format != "copy" and not o.animated]
     moving = [o for o in job.outputs if o.animated]
@@ -126,7 +123,7 @@ def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
             recipe = (spec.width, spec.height, spec.crop, spec.format, spec.quality, progressive_for(spec, job.progressive))
             if recipe not in encoded:
                 encoded[recipe] = engine.encode(image, spec, job, picture)
-            _write(job, spec, encoded[recipe], written, sizes)
+            _write(job, spec, encoded[recipe], written)
             if spec.crop is None and stored is not source:
                 chain.append(stored)
             if spec.role == "thumb" and job.placeholder and placeholder is None:
@@ -134,9 +131,9 @@ def _make_outputs(job: ImageJob, written: list[str], sizes: dict[str, int]):
     if moving:
         frames = engine.open_image(job, animated=True)
         for spec in moving:
-            _write(job, spec, engine.encode(_resize_frames(frames, spec), spec, job), written, sizes)
+            _write(job, spec, engine.encode(_resize_frames(frames, spec), spec, job), written)
     for spec in originals:
-        _write(job, spec, _original_bytes(job), written, sizes)
+        _write(job, spec, _original_bytes(job), written)
     if placeholder is None and job.placeholder and job.placeholder_source:
         import pyvips
 

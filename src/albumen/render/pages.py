@@ -20,7 +20,7 @@ from ..errors import BuildError
 from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
-from ..scan.arrange import is_published, natural_key
+from ..scan.arrange import is_published, stream_order
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, gettext_for
 from .keys import Fingerprinter, digest
@@ -336,7 +336,7 @@ class SiteRenderer:
         sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page
         # The newest-first order, sorted before any page is listed: sorting every media of a large
         # gallery takes memory for a moment, best spent while little else is held.
-        order = newest_first(self.ctx.gallery) if self.ctx.config.stream.enabled or self.feeds_on else []
+        order = stream_order(self.ctx.gallery) if self.ctx.config.stream.enabled or self.feeds_on else []
         for album in self.ctx.gallery.walk_albums():
             if not is_published(album):
                 continue
@@ -516,24 +516,6 @@ class SiteRenderer:
             location = f"{where}, line {line}" if line else where
             raise BuildError(f"template error in {location}: {exc}", hint="fix the theme template and build again") from exc
         return Page(task.dest_uri, text.encode("utf-8"), task.template)
-
-
-def newest_first(gallery: Gallery) -> list[str]:
-    """The order of scan.arrange.stream_order (newest first; ties by album path, then file name, in
-    natural order), without a natural sort key held for every media at once: one album's at a time."""
-    groups: dict[tuple, list[Media]] = {}
-    for media in gallery.public_media():
-        groups.setdefault(natural_key(media.album_uri), []).append(media)
-    ordered: list[Media] = []
-    for key in sorted(groups):
-        group = groups.pop(key)
-        group.sort(key=lambda m: natural_key(m.name))  # stable, as the one sort over both keys
-        ordered.extend(group)
-    ordered.sort(key=lambda m: m.date or _EPOCH, reverse=True)  # stable: ties keep the order above
-    return [m.src_uri for m in ordered]
-
-
-_EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 
 
 def _theme_fingerprint(dirs: list[Path]) -> str:

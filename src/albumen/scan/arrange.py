@@ -162,9 +162,16 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
     """Every media of the gallery, newest first; ties by album path, then file name (natural order).
 
     Undated media cannot happen (the file's mtime is the last resort), so every item has a date.
+    Name keys are made one album at a time, not held for every media at once (100,000 photos).
     """
-    items = gallery.public_media()
-    items.sort(key=lambda m: (natural_key(m.album_uri), natural_key(m.name)))
+    groups: dict[tuple, list[Media]] = {}
+    for media in gallery.public_media():
+        groups.setdefault(natural_key(media.album_uri), []).append(media)
+    items: list[Media] = []
+    for key in sorted(groups):
+        group = groups.pop(key)
+        group.sort(key=lambda m: natural_key(m.name))
+        items.extend(group)
     items.sort(key=lambda m: m.date or _EPOCH, reverse=True)  # stable: ties keep the order above
     uris = [m.src_uri for m in items]
     return uris[:limit] if limit else uris
