@@ -11,9 +11,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import yaml
-from markdown_it import MarkdownIt
-
 from ..model import Sidecar
 
 _META_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.*)$")
@@ -22,7 +19,10 @@ _MAX_SIDECAR_BYTES = 1 << 20
 
 
 @lru_cache(maxsize=1)
-def _markdown() -> MarkdownIt:
+def _markdown():
+    # imported here, as yaml below: worker processes import this module for clean_text only
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": True}).enable(
         ["table", "strikethrough", "replacements", "smartquotes"]
     )
@@ -60,6 +60,8 @@ def parse_sidecar_text(text: str, src_uri: str = "", notes: list[str] | None = N
         end = re.search(r"^(?:---|\.\.\.)\s*$", text[4:], re.MULTILINE)
         if end:
             block, body = text[4 : 4 + end.start()], text[4 + end.end() :]
+            import yaml
+
             try:
                 data = yaml.safe_load(block)
             except yaml.YAMLError as exc:
