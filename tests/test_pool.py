@@ -39,3 +39,12 @@ def test_timeout_fails_only_that_task():
         results = dict(pool.run(time.sleep, [0.01, 5, 0.01], timeout=lambda s: 1 if s > 1 else 30))
     assert isinstance(results[5], TaskFailed) and "timed out" in str(results[5])
     assert results[0.01] is None
+
+
+def test_released_pool_lets_workers_exit_and_starts_new_ones_when_needed():
+    with WorkerPool(2) as pool:
+        first = {result[1] for _, result in pool.run(_where, [1, 2, 3], timeout=30)}
+        pool.release()
+        again = dict(pool.run(_where, [4, 5, 6], timeout=30))
+        assert {item: result[0] for item, result in again.items()} == {4: 16, 5: 25, 6: 36}
+        assert not first & {result[1] for result in again.values()}, "new workers after a release"

@@ -219,6 +219,7 @@ def _run(
                 cache.put_placeholders(fresh)
                 fresh.clear()
     del todo
+    pool.release()  # pages are rendered in this process: the workers exit meanwhile
     cache.put_placeholders(fresh)
     _drop_failed(gallery, failed, config)
 

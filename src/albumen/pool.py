@@ -75,6 +75,7 @@ class WorkerPool:
         self.workers = max(1, workers or default_workers())
         self._pool = None
         self._probes: list = []
+        self._released: list = []  # closed, their workers still exiting
 
     def start(self) -> None:
         """Start the workers now, without waiting for them: they take a few tenths of a second
@@ -152,19 +153,28 @@ class WorkerPool:
             self.stop()
             raise
 
-    def stop(self) -> None:
+    def release(self) -> None:
+        """No more tasks for now: idle workers exit in the background (a later run starts new ones)."""
         if self._pool is not None:
-            self._pool.stop()
-            self._pool.join()
+            self._pool.close()
+            self._released.append(self._pool)
             self._pool = None
             self._probes = []
 
+    def stop(self) -> None:
+        for pool in self._all():
+            pool.stop()
+            pool.join()
+
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool.join()
-            self._pool = None
-            self._probes = []
+        for pool in self._all():
+            pool.close()
+            pool.join()
+
+    def _all(self) -> list:
+        pools = self._released + ([self._pool] if self._pool is not None else [])
+        self._released, self._pool, self._probes = [], None, []
+        return pools
 
     def __enter__(self) -> WorkerPool:
         return self
