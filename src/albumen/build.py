@@ -26,16 +26,15 @@ from pathlib import Path
 
 from .cache import BuildCache, default_cache_dir
 from .config import LoadedConfig
-from .errors import BuildError, SourceError, UsageError
+from .errors import SourceError, UsageError
 from .fsutil import TMP_PREFIX
 from .model import Gallery, Skipped
-from .pool import TaskFailed, WorkerPool
+from .pool import WorkerPool
 from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_site
 from .process.specs import ImageJob, Placeholder, VideoJob
 from .render.env import theme_dirs
 from .render.pages import RenderContext, SiteRenderer, folder_index_pages
-from .render.parallel import RenderFailed, render_batch
 from .report import QuietReporter, Reporter
 from .scan import WalkReport, arrange_gallery, scan_source, walk_source
 from .scan.arrange import is_published
@@ -220,6 +219,7 @@ def _run(
                 cache.put_placeholders(fresh)
                 fresh.clear()
     del todo
+    pool.release()  # pages are rendered in this process: the workers exit meanwhile
     cache.put_placeholders(fresh)
     _drop_failed(gallery, failed, config)
 
@@ -247,15 +247,9 @@ def _run(
         if not pending:
             return
         cache.add_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
-        batches = [(renderer.setup, renderer.site, tuple(pending[i : i + 25])) for i in range(0, len(pending), 25)]
-        for (_, _, tasks), result in pool.run(render_batch, batches, timeout=600):  # in the workers
-            if isinstance(result, RenderFailed):
-                raise BuildError(result.message, hint=result.hint)
-            if isinstance(result, TaskFailed):
-                raise BuildError(f"rendering pages failed: {result}")
-            for task, content in zip(tasks, result, strict=True):
-                sink.write(task.dest_uri, content)
-                reporter.advance(task.dest_uri)
+        for task in pending:
+            sink.write(task.dest_uri, renderer.render(task).content)
+            reporter.advance(task.dest_uri)
         cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
         report.pages_rendered += len(pending)
         pending.clear()
@@ -273,7 +267,6 @@ def _run(
         if len(pending) >= 500 or held >= 500 or len(listed) >= 2000:
             flush()
     flush()
-    pool.release()  # the rest is done here: the workers exit meanwhile
     del old_keys
     indexes = folder_index_pages(cache.current_outputs(), config.pages.links)
     cache.add_outputs((p.dest_uri for p in indexes), current=True)

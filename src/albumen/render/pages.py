@@ -21,10 +21,9 @@ from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
 from ..scan.arrange import is_published, stream_order
-from .env import absolute_url, theme_dirs
+from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, gettext_for
 from .keys import Fingerprinter, digest
-from .parallel import ThemeSetup, environment, render_bytes
 from .views import (
     AlbumView,
     ImageRef,
@@ -291,8 +290,7 @@ class SiteRenderer:
         self.ctx = ctx
         config = ctx.config
         dirs = theme_dirs(ctx.theme)
-        self.setup = ThemeSetup(tuple(str(d) for d in dirs), config.language, config.pages.links, config.url)
-        self.env = environment(self.setup)
+        self.env = make_environment(dirs, config.language, config.pages.links, config.url)
         self.static = static_files(ctx.theme)
         self.builder = ViewBuilder(ctx)
         gettext = self.builder.gettext
@@ -508,7 +506,16 @@ class SiteRenderer:
             yield PageTask(f"{media.url}index.html", "media.html", page, context, key, album.src_uri, media.date_iso[:10])
 
     def render(self, task: PageTask) -> Page:
-        return Page(task.dest_uri, render_bytes(self.env, self.site, task), task.template)
+        if not task.template:  # generated text (sitemaps, robots.txt)
+            return Page(task.dest_uri, task.context["text"].encode("utf-8"), "")
+        try:
+            text = self.env.get_template(task.template).render(site=self.site, page=task.page, **task.context)
+        except Exception as exc:
+            where = getattr(exc, "filename", None) or task.template
+            line = getattr(exc, "lineno", None)
+            location = f"{where}, line {line}" if line else where
+            raise BuildError(f"template error in {location}: {exc}", hint="fix the theme template and build again") from exc
+        return Page(task.dest_uri, text.encode("utf-8"), task.template)
 
 
 def _theme_fingerprint(dirs: list[Path]) -> str:
