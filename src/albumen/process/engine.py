@@ -273,8 +273,6 @@ def _jpeg_pillow(image: pyvips.Image, picture, spec: OutputSpec, job: ImageJob) 
     Only the P3 profile, Artist and Copyright go along (metadata kept in full is libvips' job)."""
     import io
 
-    from PIL import Image
-
     options: dict = {
         "quality": spec.quality, "optimize": True, "progressive": progressive_for(spec, job.progressive),
         "subsampling": 0 if spec.quality >= 90 else 2,
@@ -282,15 +280,22 @@ def _jpeg_pillow(image: pyvips.Image, picture, spec: OutputSpec, job: ImageJob) 
     if image.get_typeof("icc-profile-data") != 0:
         options["icc_profile"] = image.get("icc-profile-data")
     if job.artist or job.copyright:
-        exif = Image.Exif()
-        if job.artist:
-            exif[0x013B] = job.artist
-        if job.copyright:
-            exif[0x8298] = job.copyright
-        options["exif"] = exif.tobytes()
+        options["exif"] = _credit_exif(job)
     out = io.BytesIO()
     _on_white(picture).save(out, "JPEG", **options)
     return out.getvalue()
+
+
+def _credit_exif(job: ImageJob) -> bytes:
+    """An EXIF block with only the photo's Artist and Copyright (what published images keep)."""
+    from PIL import Image
+
+    exif = Image.Exif()
+    if job.artist:
+        exif[0x013B] = job.artist
+    if job.copyright:
+        exif[0x8298] = job.copyright
+    return exif.tobytes()
 
 
 def _keep(image: pyvips.Image, job: ImageJob) -> str:
@@ -314,14 +319,7 @@ def _with_metadata(image: pyvips.Image, job: ImageJob) -> pyvips.Image:
         if name.startswith("exif-") or name in ("xmp-data", "iptc-data", "jpeg-thumbnail-data", "orientation"):
             image.remove(name)
     if job.artist or job.copyright:
-        from PIL import Image as PILImage
-
-        exif = PILImage.Exif()
-        if job.artist:
-            exif[0x013B] = job.artist
-        if job.copyright:
-            exif[0x8298] = job.copyright
-        image.set_type(pyvips.GValue.blob_type, "exif-data", b"Exif\x00\x00" + exif.tobytes())
+        image.set_type(pyvips.GValue.blob_type, "exif-data", b"Exif\x00\x00" + _credit_exif(job))
         if job.artist:
             image.set_type(pyvips.GValue.gstr_type, "exif-ifd0-Artist", job.artist)
         if job.copyright:
@@ -348,6 +346,11 @@ def make_placeholder(picture) -> Placeholder:
     colour = "#" + "".join(f"{max(0, min(255, round(v))):02x}" for v in means)
     png = _tiny_png(pixels, width, height)
     return Placeholder(colour=colour, data_uri="data:image/png;base64," + base64.b64encode(png).decode("ascii"))
+
+
+def placeholder_of_file(path: str) -> Placeholder:
+    """The placeholder of an already written thumbnail."""
+    return make_placeholder(to_pillow(pyvips.Image.new_from_file(path)))
 
 
 def _tiny_png(rgb: bytes, width: int, height: int) -> bytes:

@@ -56,8 +56,6 @@ def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[str]) -> 
 
 
 def _make_video_outputs(job: VideoJob, written: list[str]):
-    import pyvips
-
     from . import engine, video
 
     todo = set(job.todo) if job.todo is not None else None
@@ -76,7 +74,7 @@ def _make_video_outputs(job: VideoJob, written: list[str]):
             _write(job, job.thumb, engine.encode(thumb, job.thumb, job), written)
         placeholder = engine.make_placeholder(engine.to_pillow(thumb))
     elif job.placeholder and job.placeholder_source:
-        placeholder = engine.make_placeholder(engine.to_pillow(pyvips.Image.new_from_file(job.placeholder_source)))
+        placeholder = engine.placeholder_of_file(job.placeholder_source)
     for spec in job.videos:
         if need(spec):
             target = os.path.join(job.abs_dest_root, spec.dest_uri)
@@ -135,9 +133,7 @@ def _make_outputs(job: ImageJob, written: list[str]):
     for spec in originals:
         _write(job, spec, _original_bytes(job), written)
     if placeholder is None and job.placeholder and job.placeholder_source:
-        import pyvips
-
-        placeholder = engine.make_placeholder(engine.to_pillow(pyvips.Image.new_from_file(job.placeholder_source)))
+        placeholder = engine.placeholder_of_file(job.placeholder_source)
     return placeholder
 
 
