@@ -204,7 +204,10 @@ def _run(
     reporter.phase("Processing images", total=len(todo))
     fresh: list[tuple[str, str, str]] = []
     failed: list[tuple[str, str]] = []
+    renderer = None
     for result in run_jobs(todo, pool):
+        if renderer is None:  # the workers have their first tasks: get the pages ready meanwhile
+            renderer = _renderer(gallery, plan, cache, config, theme)
         reporter.advance(result.job_id)
         if not result.ok:
             reporter.note(f"skipped {result.job_id}: {result.error}")
@@ -224,7 +227,7 @@ def _run(
     _drop_failed(gallery, failed, config)
 
     # -- pages ------------------------------------------------------------------
-    renderer = SiteRenderer(RenderContext(gallery, plan, _CachedPlaceholders(plan, cache), config, theme))
+    renderer = renderer or _renderer(gallery, plan, cache, config, theme)  # views read the gallery as it is now
     statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
     cache.add_outputs(
         itertools.chain(
@@ -296,6 +299,13 @@ def _run(
     cache.set_meta("fingerprint", fingerprint)
     cache.set_meta("building", None)
     report.pages_written = len(sink.written)
+
+
+def _renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config, theme) -> SiteRenderer:
+    """The page renderer, its templates compiled. Views are built from the gallery when pages are listed."""
+    renderer = SiteRenderer(RenderContext(gallery, plan, _CachedPlaceholders(plan, cache), config, theme))
+    renderer.compile_templates()
+    return renderer
 
 
 def private_links(gallery: Gallery, report: BuildReport | None = None) -> dict[str, str]:

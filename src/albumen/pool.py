@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -154,25 +155,32 @@ class WorkerPool:
             raise
 
     def release(self) -> None:
-        """No more tasks for now: idle workers exit in the background (a later run starts new ones)."""
+        """No more tasks for now: the workers exit in the background (a later run starts new ones).
+
+        pebble's join polls every 0.1 s; joining on a thread of its own means nobody waits for it
+        at the end of the build.
+        """
         if self._pool is not None:
-            self._pool.close()
-            self._released.append(self._pool)
+            pool = self._pool
+            pool.close()
+            joiner = threading.Thread(target=pool.join, name="albumen-pool-release", daemon=True)
+            joiner.start()
+            self._released.append((pool, joiner))
             self._pool = None
             self._probes = []
 
     def stop(self) -> None:
-        for pool in self._all():
+        for pool, joiner in self._all():
             pool.stop()
-            pool.join()
+            (joiner or pool).join()
 
     def close(self) -> None:
-        for pool in self._all():
+        for pool, joiner in self._all():
             pool.close()
-            pool.join()
+            (joiner or pool).join()
 
     def _all(self) -> list:
-        pools = self._released + ([self._pool] if self._pool is not None else [])
+        pools = self._released + ([(self._pool, None)] if self._pool is not None else [])
         self._released, self._pool, self._probes = [], None, []
         return pools
 
