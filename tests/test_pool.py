@@ -48,3 +48,63 @@ def test_released_pool_lets_workers_exit_and_starts_new_ones_when_needed():
         again = dict(pool.run(_where, [4, 5, 6], timeout=30))
         assert {item: result[0] for item, result in again.items()} == {4: 16, 5: 25, 6: 36}
         assert not first & {result[1] for result in again.values()}, "new workers after a release"
+
+
+FORK_SCRIPT = '''
+import json, os, sys
+
+def square(n):
+    if n < 0:
+        os._exit(3)  # a worker dying mid-task, as a decoder crash would
+    return n * n, os.getpid()
+
+def vips_mean(n):
+    from albumen.process import engine
+    return engine.pyvips.Image.black(64, 64).linear(1, n).copy_memory().avg()
+
+if __name__ == "__main__":
+    from albumen.pool import TaskFailed, WorkerPool, can_fork
+    out = {"can_fork_at_start": can_fork()}
+    with WorkerPool(2) as pool:
+        pool.start()
+        out["forked"] = pool.forked
+        results = dict(pool.run(square, [1, -1, 2, 3, 4], timeout=60))
+        out["crash_failed_only_itself"] = isinstance(results[-1], TaskFailed) and all(
+            results[n][0] == n * n for n in (1, 2, 3, 4))
+        out["vips_in_workers"] = [r for _, r in pool.run(vips_mean, [5, 7], timeout=60)]
+        out["single_item_pid"] = next(iter(pool.run(square, [6], timeout=60)))[1][1]
+        out["vips_loaded_here"] = "pyvips" in sys.modules
+    import albumen.process.engine as engine
+    engine.pyvips.Image.black(2000, 2000).gaussblur(2).copy_memory()  # libvips now runs here
+    out["can_fork_after_vips"] = can_fork()
+    with WorkerPool(2) as pool:
+        pool.start()
+        out["forked_after_vips"] = pool.forked
+        out["vips_after"] = [r for _, r in pool.run(vips_mean, [9, 11], timeout=60)]
+    out["pid"] = os.getpid()
+    print(json.dumps(out))
+'''
+
+
+def test_workers_fork_from_a_clean_process_and_spawn_once_it_has_run_libvips(tmp_path):
+    """Forked workers start fast, but only a process without libvips (and without other threads)
+    may fork them: a child inheriting libvips' thread pool hangs on its first image."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "forks.py"
+    script.write_text(FORK_SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if not sys.platform.startswith("linux"):
+        assert out["forked"] is False
+        return
+    assert out["can_fork_at_start"] and out["forked"]
+    assert out["crash_failed_only_itself"], "a replacement worker was forked and did the rest"
+    assert out["vips_in_workers"] == [5.0, 7.0]
+    assert out["single_item_pid"] != out["pid"], "a forked pool runs even a single task in a worker"
+    assert out["vips_loaded_here"] is False
+    assert out["can_fork_after_vips"] is False and out["forked_after_vips"] is False
+    assert out["vips_after"] == [9.0, 11.0]
