@@ -33,8 +33,7 @@ from .pool import WorkerPool
 from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_site
 from .process.specs import ImageJob, Placeholder, VideoJob
-from .render.env import theme_dirs
-from .render.pages import RenderContext, SiteRenderer, folder_index_pages
+from .render.themes import theme_dirs
 from .report import QuietReporter, Reporter
 from .scan import WalkReport, arrange_gallery, scan_source, walk_source
 from .scan.arrange import is_published
@@ -271,6 +270,8 @@ def _run(
             flush()
     flush()
     del old_keys
+    from .render.pages import folder_index_pages
+
     indexes = folder_index_pages(cache.current_outputs(), config.pages.links)
     cache.add_outputs((p.dest_uri for p in indexes), current=True)
     for page in indexes:
@@ -301,8 +302,12 @@ def _run(
     report.pages_written = len(sink.written)
 
 
-def _renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config, theme) -> SiteRenderer:
-    """The page renderer, its templates compiled. Views are built from the gallery when pages are listed."""
+def _renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config, theme):
+    """The page renderer, its templates compiled. Views are built from the gallery when pages are listed.
+
+    Jinja and the page code are imported here, while the workers make images, not at start-up."""
+    from .render.pages import RenderContext, SiteRenderer
+
     renderer = SiteRenderer(RenderContext(gallery, plan, _CachedPlaceholders(plan, cache), config, theme))
     renderer.compile_templates()
     return renderer

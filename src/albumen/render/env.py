@@ -18,17 +18,7 @@ from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
 from .i18n import format_date, format_date_range, format_datetime, gettext_for
-
-DEFAULT_THEME = Path(__file__).resolve().parent.parent / "themes" / "default"
-
-
-def theme_dirs(user_theme: Path | None) -> list[Path]:
-    """Theme folders in lookup order: the user's theme overrides the default file by file."""
-    dirs = [DEFAULT_THEME]
-    if user_theme is not None:
-        dirs.insert(0, user_theme)
-    return dirs
-
+from .themes import DEFAULT_THEME, theme_dirs  # noqa: F401 - re-exported
 
 _SAFE = re.compile(r"^[A-Za-z0-9/._~-]*$")
 
