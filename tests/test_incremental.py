@@ -201,3 +201,91 @@ def test_killed_build_then_rebuild_gives_a_complete_site(tmp_path):
     assert walk.broken == []
     assert len([p for p in walk.pages if p.count("/") == 2]) == 40
     assert not [p for p in site.rglob(".albumen-tmp-*")]
+
+
+def _build_watching_pages(src: Path, site: Path, tmp_path: Path, monkeypatch):
+    """Build with one process (results arrive one by one, in order), noting which pages exist
+    when the images are all made and how often each page is rendered."""
+    from albumen.build import BuildOptions, build
+    from albumen.config import load_config
+    from albumen.render.pages import SiteRenderer
+    from albumen.report import QuietReporter
+
+    rendered: dict[str, int] = {}
+    real_render = SiteRenderer.render
+
+    def counting(self, task):
+        rendered[task.dest_uri] = rendered.get(task.dest_uri, 0) + 1
+        return real_render(self, task)
+
+    monkeypatch.setattr(SiteRenderer, "render", counting)
+    before_pages: set[str] = set()
+
+    class Watcher(QuietReporter):
+        def phase(self, name, total=None):
+            if name == "Writing pages":
+                before_pages.update(str(p.relative_to(site)) for p in site.rglob("index.html"))
+
+    report = build(load_config(None, cwd=tmp_path), BuildOptions(source=src, output=site, jobs=1), Watcher())
+    return report, before_pages, rendered
+
+
+def test_album_pages_are_written_while_later_images_are_made(gallery, tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    report, early, rendered = _build_watching_pages(gallery, site, tmp_path, monkeypatch)
+    # album A's images are all made before B's: its pages were written while B's were being made
+    assert {"a/index.html", "a/p1/index.html", "a/p4/index.html"} <= early
+    assert "stream/index.html" not in early  # the stream needs every album: written after the images
+    assert max(rendered.values()) == 1, "no page is rendered twice"
+    assert report.pages_rendered == len(rendered)
+    assert crawl(site).broken == []
+    # what the early pages show is what a build would show anyway: a forced rebuild writes the same bytes
+    first = tree_digest(site)
+    build_site(gallery, site, "--force")
+    assert tree_digest(site) == first
+
+
+def test_a_file_failing_after_early_pages_leaves_a_correct_site(tmp_path, monkeypatch):
+    src = tmp_path / "photos"
+    for album in ("A", "B"):
+        for i in range(1, 4):
+            make_jpeg(src / album / f"p{i}.jpg", size=(900, 600), color=(40 * i, 90, 160), date=f"2024:0{i}:01 10:00:00")
+    good = (src / "B" / "p1.jpg").read_bytes()
+    (src / "B" / "p2.jpg").write_bytes(good[: len(good) // 2])  # fails after A's pages were written
+    (src / "C").mkdir()
+    (src / "C" / "only.jpg").write_bytes(good[: len(good) // 2])  # C ends up empty: no page, no card
+    site = tmp_path / "site"
+    report, early, rendered = _build_watching_pages(src, site, tmp_path, monkeypatch)
+    assert sorted(s.src_uri for s in report.skipped) == ["B/p2.jpg", "C/only.jpg"]
+    assert "a/index.html" in early
+    assert max(rendered.values()) == 1, "pages written early that did not change are not written again"
+    assert crawl(site).broken == []
+    home = soup(site / "index.html")
+    hrefs = {a["href"] for a in home.find_all("a", href=True)}
+    assert not any(h.startswith("c/") for h in hrefs) and not (site / "c" / "index.html").exists()
+    album_b = soup(site / "b" / "index.html")
+    assert not any("p2" in a["href"] for a in album_b.find_all("a", href=True))
+    assert "2 photos" in home.get_text(" ") or "2 photos" in album_b.get_text(" ")
+    first = tree_digest(site)
+    build_site(src, site, "--force")
+    assert tree_digest(site) == first
+
+
+def test_a_page_written_early_is_written_again_when_a_later_failure_changes_it(tmp_path, monkeypatch):
+    src = tmp_path / "photos"
+    for i in (1, 2):
+        make_jpeg(src / "A" / f"a{i}.jpg", size=(900, 600), date=f"2024:01:0{i} 10:00:00")
+    make_jpeg(src / "A" / "X" / "x1.jpg", size=(900, 600), date="2024:02:01 10:00:00")
+    later = make_jpeg(tmp_path / "later.jpg", size=(900, 600), date="2024:03:01 10:00:00").read_bytes()
+    (src / "A" / "X" / "x2.jpg").write_bytes(later[: len(later) // 2])  # after x1, X's cover: A's page was ready
+    site = tmp_path / "site"
+    report, early, rendered = _build_watching_pages(src, site, tmp_path, monkeypatch)
+    assert [s.src_uri for s in report.skipped] == ["A/X/x2.jpg"]
+    assert "a/index.html" in early
+    assert rendered["a/index.html"] == 2, "written early with X's card counting 2 photos, then corrected"
+    card = soup(site / "a" / "index.html").get_text(" ")
+    assert "1 photo" in card and "2 photos" not in card
+    assert crawl(site).broken == []
+    first = tree_digest(site)
+    build_site(src, site, "--force")
+    assert tree_digest(site) == first

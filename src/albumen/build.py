@@ -20,6 +20,7 @@ import os
 import posixpath
 import shutil
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -203,30 +204,39 @@ def _run(
     reporter.phase("Processing images", total=len(todo))
     fresh: list[tuple[str, str, str]] = []
     failed: list[tuple[str, str]] = []
-    renderer = None
+    sink = DiskSink(str(output))
+    writer: _PageWriter | None = None
+    early: _EarlyPages | None = None
     for result in run_jobs(todo, pool):
-        if renderer is None:  # the workers have their first tasks: get the pages ready meanwhile
-            renderer = _renderer(gallery, plan, cache, config, theme)
+        if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
+            writer = _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report)
+            early = _EarlyPages(writer, {job.job_id for job in todo})
         reporter.advance(result.job_id)
         if not result.ok:
             reporter.note(f"skipped {result.job_id}: {result.error}")
             failed.append((result.job_id, result.error or "processing failed"))
+            early.stop()
             continue
         report.images_processed += 1
         report.derivatives_made += len(result.written)
         if result.placeholder:
             thumb = _placeholder_key(plan.media[result.job_id].thumb.dest_uri)
             fresh.append((thumb, result.placeholder.colour, result.placeholder.data_uri))
-            if len(fresh) >= 200:
-                cache.put_placeholders(fresh)
-                fresh.clear()
+        early.made(result.job_id)
+        if len(fresh) >= 200 or (fresh and early.ready):
+            cache.put_placeholders(fresh)  # the pages about to be written show them
+            fresh.clear()
+        early.work(seconds=0.025)
     del todo
     pool.release()  # pages are rendered in this process: the workers exit meanwhile
     cache.put_placeholders(fresh)
+    listed = early.finish() if early else set()  # albums whose pages are all written and listed
     _drop_failed(gallery, failed, config)
 
     # -- pages ------------------------------------------------------------------
-    renderer = renderer or _renderer(gallery, plan, cache, config, theme)  # views read the gallery as it is now
+    # views read the gallery as it is now
+    writer = writer or _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report)
+    renderer = writer.renderer
     statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
     cache.add_outputs(
         itertools.chain(
@@ -234,42 +244,12 @@ def _run(
         ),
         current=True,
     )
-    old_keys = cache.get_page_keys()
     reporter.phase("Writing pages")
-    sink = DiskSink(str(output))
-    listed: list[str] = []
-    pending: list = []
-    held = 0  # media views held by the pending pages alone
-
-    def flush() -> None:
-        nonlocal held
-        held = 0
-        cache.mark_current(listed)
-        listed.clear()
-        if not pending:
-            return
-        cache.add_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
-        for task in pending:
-            sink.write(task.dest_uri, renderer.render(task).content)
-            reporter.advance(task.dest_uri)
-        cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
-        report.pages_rendered += len(pending)
-        pending.clear()
-
-    for task in renderer.tasks():  # album by album: views never all in memory at once
-        listed.append(task.dest_uri)
-        if (
-            options.force
-            or old_keys.get(task.dest_uri) != task.key
-            or (task.album_uri is not None and _album_forced(task.album_uri, options))
-            or not os.path.exists(os.path.join(output, *task.dest_uri.split("/")))
-        ):
-            pending.append(task)
-            held += task.views
-        if len(pending) >= 500 or held >= 500 or len(listed) >= 2000:
-            flush()
-    flush()
-    del old_keys
+    writer.reporter = reporter
+    for task in renderer.tasks(listed):  # album by album: views never all in memory at once
+        writer.offer(task)
+    writer.flush()
+    del writer, listed
     from .render.pages import folder_index_pages
 
     indexes = folder_index_pages(cache.current_outputs(), config.pages.links)
@@ -300,6 +280,134 @@ def _run(
     cache.set_meta("fingerprint", fingerprint)
     cache.set_meta("building", None)
     report.pages_written = len(sink.written)
+
+
+class _PageWriter:
+    """Renders and writes, in batches, the pages it is offered whose key changed (or that are missing,
+    or forced), and counts every offered page among this build's outputs."""
+
+    def __init__(self, renderer, sink: DiskSink, cache: BuildCache, options: BuildOptions, report: BuildReport):
+        self.renderer = renderer
+        self.sink = sink
+        self.cache = cache
+        self.options = options
+        self.report = report
+        self.reporter: Reporter | None = None  # pages count on the progress display once images are done
+        self.old_keys = cache.get_page_keys()
+        self.listed: list[str] = []
+        self.pending: list = []
+        self.held = 0  # media views held by the pending pages alone
+
+    def offer(self, task) -> None:
+        self.listed.append(task.dest_uri)
+        options = self.options
+        if task.dest_uri in self.sink.claimed:  # written early in this build: again only if it changed since
+            if self.old_keys.get(task.dest_uri) != task.key:
+                self.pending.append(task)
+                self.held += task.views
+        elif (
+            options.force
+            or self.old_keys.get(task.dest_uri) != task.key
+            or (task.album_uri is not None and _album_forced(task.album_uri, options))
+            or not os.path.exists(os.path.join(self.report.output, *task.dest_uri.split("/")))
+        ):
+            self.pending.append(task)
+            self.held += task.views
+        if len(self.pending) >= 500 or self.held >= 500 or len(self.listed) >= 2000:
+            self.flush()
+
+    def flush(self) -> None:
+        cache, pending = self.cache, self.pending
+        self.held = 0
+        cache.mark_current(self.listed)
+        self.listed.clear()
+        if not pending:
+            return
+        cache.add_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
+        for task in pending:
+            again = task.dest_uri in self.sink.claimed
+            self.sink.write(task.dest_uri, self.renderer.render(task).content, again=again)
+            self.old_keys[task.dest_uri] = task.key
+            if self.reporter is not None:
+                self.reporter.advance(task.dest_uri)
+        cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
+        self.report.pages_rendered += len(pending)
+        pending.clear()
+
+
+class _EarlyPages:
+    """The pages of every album whose images are all made, written while the workers make the rest.
+
+    The last image then leaves only a few albums' pages (and the stream, feeds and sitemap) to write,
+    instead of every page. This holds while no file fails: a failure drops that file and
+    re-arranges the albums (counts, covers), so from the first one nothing more is written early,
+    and every page is listed again after the images (a page written early that did not change is
+    not written twice: its key is recorded). Pages written early stay part of the site whatever
+    fails later: their album has media that were made, and its page count depends only on those.
+    """
+
+    def __init__(self, writer: _PageWriter, pending: set[str]) -> None:
+        self.writer = writer
+        renderer = writer.renderer
+        self.waits: dict[str, int] = {}  # album -> how many of the media its pages show are not made yet
+        self.wanted: dict[str, list[str]] = {}  # media not made yet -> the albums that wait for it
+        self.ready: deque[str] = deque()
+        for uri in renderer.published_albums():
+            needs = [m for m in renderer.album_needs(uri) if m in pending]
+            if not needs:
+                self.ready.append(uri)
+                continue
+            self.waits[uri] = len(needs)
+            for media in needs:
+                self.wanted.setdefault(media, []).append(uri)
+        self.listed: set[str] = set()
+        self.current: Iterator | None = None  # the pages of the album being written
+        self.current_uri = ""
+        self.stopped = False
+
+    def made(self, media_uri: str) -> None:
+        for album in self.wanted.pop(media_uri, ()):
+            self.waits[album] -= 1
+            if not self.waits[album]:
+                del self.waits[album]
+                self.ready.append(album)
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.ready.clear()
+
+    def work(self, seconds: float) -> None:
+        """Write early pages for about this long, then return (the workers want their next tasks)."""
+        if self.stopped or not (self.ready or self.current):
+            return
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            if self.current is None:
+                if not self.ready:
+                    break
+                self.current_uri = self.ready.popleft()
+                self.current = self.writer.renderer.album_pages(self.current_uri)
+            task = next(self.current, None)
+            if task is None:
+                self.listed.add(self.current_uri)
+                self.current = None
+                continue
+            self.writer.offer(task)
+        self.writer.flush()
+
+    def finish(self) -> set[str]:
+        """The albums whose pages are all written and listed (none if a file failed)."""
+        if self.stopped:
+            self.writer.flush()
+            self.writer.renderer.forget_listed()
+            return set()
+        if self.current is not None:
+            for task in self.current:
+                self.writer.offer(task)
+            self.listed.add(self.current_uri)
+            self.current = None
+        self.writer.flush()
+        return self.listed
 
 
 def _renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config, theme):

@@ -6,7 +6,7 @@ import hashlib
 import html
 import os
 import posixpath
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime as format_datetime_rfc822
@@ -313,6 +313,8 @@ class SiteRenderer:
         self.feeds_on = bool(config.feeds.enabled and config.url)
         self.sitemap_on = bool(config.feeds.sitemap and config.url)
         self.global_key = digest(__version__, _theme_fingerprint(dirs), repr(config), repr(self.site))
+        self._seen: dict[str, str] = {}  # output path -> template of every page listed so far
+        self._sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page listed
         self.notes: list[str] = []
         if not config.url and (config.feeds.enabled or config.feeds.sitemap):
             self.notes.append(
@@ -339,37 +341,59 @@ class SiteRenderer:
                           ("application/rss+xml", self.site.title, "rss.xml")]
         return page
 
-    def tasks(self) -> Iterator[PageTask]:
-        """Every page of the site. Views live only while their album's pages are listed."""
-        seen: dict[str, str] = {}
-        sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page
+    def published_albums(self) -> Iterator[str]:
+        """The albums that have pages, in display order."""
+        return (album.src_uri for album in self.ctx.gallery.walk_albums() if is_published(album))
+
+    def album_needs(self, uri: str) -> set[str]:
+        """The media whose made images (and placeholders) the pages of this album show: its own,
+        its cover and its sub-albums' covers."""
+        albums = self.ctx.gallery.albums
+        album = albums[uri]
+        covers = [album.cover] + [albums[child].cover for child in album.children]
+        return set(album.media).union(cover for cover in covers if cover)
+
+    def album_pages(self, uri: str) -> Iterator[PageTask]:
+        """The pages of one published album (its pages and its media's), listed as the site's."""
+        for task in self._album_tasks(uri):
+            _claim(self._seen, task)
+            if not task.page.private:
+                self._sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
+            yield task
+
+    def forget_listed(self) -> None:
+        """The gallery changed after some albums' pages were listed (files failed): list them all again."""
+        self._seen.clear()
+        self._sitemap.clear()
+
+    def tasks(self, listed: Container[str] = ()) -> Iterator[PageTask]:
+        """Every page of the site, but those of the albums in `listed` (see album_pages).
+
+        Views live only while their album's pages are listed.
+        """
         # The newest-first order, sorted before any page is listed: sorting every media of a large
         # gallery takes memory for a moment, best spent while little else is held.
         order = stream_order(self.ctx.gallery) if self.ctx.config.stream.enabled or self.feeds_on else []
-        for album in self.ctx.gallery.walk_albums():
-            if not is_published(album):
-                continue
-            for task in self._album_tasks(album.src_uri):
-                _claim(seen, task)
-                if not task.page.private:
-                    sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
-                yield task
+        for uri in self.published_albums():
+            if uri not in listed:
+                yield from self.album_pages(uri)
         if self.ctx.config.stream.enabled:
             for task in self._stream_tasks(order):
-                _claim(seen, task)
-                sitemap.append((task.page.dir + "/", ""))
+                _claim(self._seen, task)
+                self._sitemap.append((task.page.dir + "/", ""))
                 yield task
         if self.feeds_on:
             for task in self._feed_tasks(order):
-                _claim(seen, task)
+                _claim(self._seen, task)
                 yield task
         page = self._page(dir="", title=self.builder.gettext("Page not found"), kind="404", robots="noindex")
         task = PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
-        _claim(seen, task)
+        _claim(self._seen, task)
         yield task
         if self.sitemap_on:
-            for task in self._sitemap_tasks(sitemap):
-                _claim(seen, task)
+            self._sitemap.sort()  # albums may be listed in any order (see album_pages): the file is stable
+            for task in self._sitemap_tasks(self._sitemap):
+                _claim(self._seen, task)
                 yield task
 
     def _stream_tasks(self, order: list[str]) -> Iterator[PageTask]:
@@ -554,7 +578,7 @@ def _language_name(code: str) -> str:
 
 
 def _claim(seen: dict[str, str], task: PageTask) -> None:
-    """Two pages claiming one output path is a build error, found before anything is written."""
+    """Two pages claiming one output path is a build error (found when the second is listed)."""
     if task.dest_uri in seen:
         raise BuildError(
             f"two pages claim one output path: {task.dest_uri} ({seen[task.dest_uri]} and {task.template})",

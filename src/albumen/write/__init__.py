@@ -29,9 +29,13 @@ class DiskSink:
             raise BuildError(f"two outputs claim one path: {dest_uri}")
         self.claimed.add(dest_uri)
 
-    def write(self, dest_uri: str, data: bytes) -> bool:
-        """Write when different; True when the file changed."""
-        self._claim(dest_uri)
+    def write(self, dest_uri: str, data: bytes, again: bool = False) -> bool:
+        """Write when different; True when the file changed.
+
+        again=True: this build wrote the path already and means to replace it (a page written
+        early whose content changed since, see build._EarlyPages)."""
+        if not again:
+            self._claim(dest_uri)
         path = self.abs_path(dest_uri)
         if same_content(path, data):
             self.unchanged += 1
