@@ -201,9 +201,12 @@ class WorkerPool:
             (joiner or pool).join()
 
     def close(self) -> None:
+        """Wait for the running pool's workers to finish; released ones finish exiting on their own
+        (their join thread; at the latest, Python's exit stops them): nobody waits for them."""
         for pool, joiner in self._all():
-            pool.close()
-            (joiner or pool).join()
+            if joiner is None:
+                pool.close()
+                pool.join()
 
     def _all(self) -> list:
         pools = self._released + ([(self._pool, None)] if self._pool is not None else [])
