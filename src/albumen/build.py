@@ -364,6 +364,7 @@ class _EarlyPages:
         self.current: Iterator | None = None  # the pages of the album being written
         self.current_uri = ""
         self.stopped = False
+        self.next_slice = 0.0
 
     def made(self, media_uri: str) -> None:
         for album in self.wanted.pop(media_uri, ()):
@@ -377,10 +378,14 @@ class _EarlyPages:
         self.ready.clear()
 
     def work(self, seconds: float) -> None:
-        """Write early pages for about this long, then return (the workers want their next tasks)."""
-        if self.stopped or not (self.ready or self.current):
+        """Write early pages for about this long, then return (the workers want their next tasks).
+
+        After a slice, the next waits half as long again: results come in bursts (a batch of small
+        images), and the workers are only given new tasks between results."""
+        start = time.perf_counter()
+        if self.stopped or not (self.ready or self.current) or start < self.next_slice:
             return
-        end = time.perf_counter() + seconds
+        end = start + seconds
         while time.perf_counter() < end:
             if self.current is None:
                 if not self.ready:
@@ -394,6 +399,7 @@ class _EarlyPages:
                 continue
             self.writer.offer(task)
         self.writer.flush()
+        self.next_slice = time.perf_counter() + seconds / 2
 
     def finish(self) -> set[str]:
         """The albums whose pages are all written and listed (none if a file failed)."""

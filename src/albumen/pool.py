@@ -130,11 +130,13 @@ class WorkerPool:
         items: Iterable[Any],
         timeout: float | Callable[[Any], float] | None = None,
         help_while_starting: bool = False,
+        ahead: int = 2,
     ) -> Iterator[tuple[Any, Any]]:
         """Yield (item, result) as tasks finish; result is a TaskFailed when the task failed.
 
         timeout: seconds per task, or a function of the item giving them.
-        Tasks go to the workers a few at a time (two queued per worker), in order.
+        Tasks go to the workers a few at a time (`ahead` queued per worker), in order: enough to keep
+        them busy while the caller spends a moment on each result, few enough to hold little.
         help_while_starting: until the first worker has started (interpreter and imports, a few
         tenths of a second), this process runs tasks itself and none is queued for the workers; a
         short list may be done before they are up. Only for short tasks that are safe to run
@@ -161,7 +163,7 @@ class WorkerPool:
                     yield items[i], _run_here(fn, items[i])
                     continue
                 helping = False
-                while waiting and len(running) < 2 * self.workers:
+                while waiting and len(running) < ahead * self.workers:
                     i = waiting.popleft()
                     running[pool.schedule(fn, args=(items[i],), timeout=limit(items[i]))] = i
                 done, _ = wait(running, return_when=FIRST_COMPLETED)

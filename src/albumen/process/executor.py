@@ -50,7 +50,8 @@ def run_jobs(
         return sum(getattr(j, "timeout", timeout) for j in batch) if len(batch) > 1 else getattr(batch[0], "timeout", timeout)
 
     retry = []
-    for batch, outcome in pool.run(run_jobs_batch, tasks, timeout=limit):
+    # four tasks ahead per worker: the build writes pages between results (see build._EarlyPages)
+    for batch, outcome in pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4):
         if isinstance(outcome, TaskFailed):
             if len(batch) == 1:
                 yield paired(batch[0], outcome)
