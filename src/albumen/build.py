@@ -210,7 +210,7 @@ def _run(
     for result in run_jobs(todo, pool):
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
             writer = _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report)
-            early = _EarlyPages(writer, {job.job_id for job in todo})
+            early = _EarlyPages(writer, {job.job_id for job in todo}, paced=pool.parallel)
         reporter.advance(result.job_id)
         if not result.ok:
             reporter.note(f"skipped {result.job_id}: {result.error}")
@@ -346,8 +346,10 @@ class _EarlyPages:
     fails later: their album has media that were made, and its page count depends only on those.
     """
 
-    def __init__(self, writer: _PageWriter, pending: set[str]) -> None:
+    def __init__(self, writer: _PageWriter, pending: set[str], paced: bool = True) -> None:
+        """paced: leave gaps between slices of work (see work); only workers waiting for tasks need them."""
         self.writer = writer
+        self.paced = paced
         renderer = writer.renderer
         self.waits: dict[str, int] = {}  # album -> how many of the media its pages show are not made yet
         self.wanted: dict[str, list[str]] = {}  # media not made yet -> the albums that wait for it
@@ -399,7 +401,8 @@ class _EarlyPages:
                 continue
             self.writer.offer(task)
         self.writer.flush()
-        self.next_slice = time.perf_counter() + seconds / 2
+        if self.paced:
+            self.next_slice = time.perf_counter() + seconds / 2
 
     def finish(self) -> set[str]:
         """The albums whose pages are all written and listed (none if a file failed)."""
