@@ -210,7 +210,7 @@ def _run(
     for result in run_jobs(todo, pool):
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
             writer = _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report)
-            early = _EarlyPages(writer, {job.job_id for job in todo}, paced=pool.parallel)
+            early = _EarlyPages(writer, todo, paced=pool.parallel)
         reporter.advance(result.job_id)
         if not result.ok:
             reporter.note(f"skipped {result.job_id}: {result.error}")
@@ -346,22 +346,33 @@ class _EarlyPages:
     fails later: their album has media that were made, and its page count depends only on those.
     """
 
-    def __init__(self, writer: _PageWriter, pending: set[str], paced: bool = True) -> None:
-        """paced: leave gaps between slices of work (see work); only workers waiting for tasks need them."""
+    def __init__(self, writer: _PageWriter, todo: list, paced: bool = True) -> None:
+        """todo: the jobs not made yet. paced: leave gaps between slices of work (see work); only
+        workers waiting for tasks need them."""
         self.writer = writer
         self.paced = paced
         renderer = writer.renderer
-        self.waits: dict[str, int] = {}  # album -> how many of the media its pages show are not made yet
-        self.wanted: dict[str, list[str]] = {}  # media not made yet -> the albums that wait for it
-        self.ready: deque[str] = deque()
-        for uri in renderer.published_albums():
-            needs = [m for m in renderer.album_needs(uri) if m in pending]
-            if not needs:
-                self.ready.append(uri)
-                continue
-            self.waits[uri] = len(needs)
-            for media in needs:
-                self.wanted.setdefault(media, []).append(uri)
+        gallery = renderer.ctx.gallery
+        self.gallery = gallery
+        # Kept small for 100,000 photos: a count per album, and the albums that show a cover that is
+        # not made yet (no map of every media).
+        albums = list(renderer.published_albums())
+        covers: dict[str, list[str]] = {}  # cover media -> albums whose pages show it as a cover
+        for uri in albums:
+            album = gallery.albums[uri]
+            for cover in {album.cover, *(gallery.albums[child].cover for child in album.children)}:
+                if cover and cover not in album.media:
+                    covers.setdefault(cover, []).append(uri)
+        self.waits: dict[str, int] = dict.fromkeys(albums, 0)  # album -> media it shows not made yet
+        self.covers: dict[str, list[str]] = {}
+        for job in todo:
+            owner = gallery.media[job.job_id].album_uri
+            if owner in self.waits:
+                self.waits[owner] += 1
+            for album in covers.get(job.job_id, ()):
+                self.waits[album] += 1
+                self.covers.setdefault(job.job_id, []).append(album)
+        self.ready: deque[str] = deque(uri for uri in albums if not self.waits[uri])
         self.listed: set[str] = set()
         self.current: Iterator | None = None  # the pages of the album being written
         self.current_uri = ""
@@ -369,10 +380,13 @@ class _EarlyPages:
         self.next_slice = 0.0
 
     def made(self, media_uri: str) -> None:
-        for album in self.wanted.pop(media_uri, ()):
+        media = self.gallery.media.get(media_uri)
+        albums = self.covers.pop(media_uri, [])
+        if media is not None and media.album_uri in self.waits:
+            albums.append(media.album_uri)
+        for album in albums:
             self.waits[album] -= 1
             if not self.waits[album]:
-                del self.waits[album]
                 self.ready.append(album)
 
     def stop(self) -> None:

@@ -313,7 +313,9 @@ class SiteRenderer:
         self.feeds_on = bool(config.feeds.enabled and config.url)
         self.sitemap_on = bool(config.feeds.sitemap and config.url)
         self.global_key = digest(__version__, _theme_fingerprint(dirs), repr(config), repr(self.site))
-        self._seen: dict[str, str] = {}  # output path -> template of every page listed so far
+        # every page listed so far, by the hash of its output path (a 100,000-photo site would hold
+        # 100,000 paths otherwise; for two paths to share a 64-bit hash is beyond unlikely)
+        self._seen: dict[int, str] = {}
         self._sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page listed
         self.notes: list[str] = []
         if not config.url and (config.feeds.enabled or config.feeds.sitemap):
@@ -357,7 +359,7 @@ class SiteRenderer:
         """The pages of one published album (its pages and its media's), listed as the site's."""
         for task in self._album_tasks(uri):
             _claim(self._seen, task)
-            if not task.page.private:
+            if self.sitemap_on and not task.page.private:
                 self._sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
             yield task
 
@@ -380,7 +382,8 @@ class SiteRenderer:
         if self.ctx.config.stream.enabled:
             for task in self._stream_tasks(order):
                 _claim(self._seen, task)
-                self._sitemap.append((task.page.dir + "/", ""))
+                if self.sitemap_on:
+                    self._sitemap.append((task.page.dir + "/", ""))
                 yield task
         if self.feeds_on:
             for task in self._feed_tasks(order):
@@ -577,14 +580,15 @@ def _language_name(code: str) -> str:
     return _LANGUAGES.get(code.split("-")[0].lower(), code) if code else "Captions"
 
 
-def _claim(seen: dict[str, str], task: PageTask) -> None:
+def _claim(seen: dict[int, str], task: PageTask) -> None:
     """Two pages claiming one output path is a build error (found when the second is listed)."""
-    if task.dest_uri in seen:
+    key = hash(task.dest_uri)
+    if key in seen:
         raise BuildError(
-            f"two pages claim one output path: {task.dest_uri} ({seen[task.dest_uri]} and {task.template})",
+            f"two pages claim one output path: {task.dest_uri} ({seen[key]} and {task.template})",
             hint="rename one of the folders or files involved",
         )
-    seen[task.dest_uri] = task.template
+    seen[key] = task.template
 
 
 def folder_index_pages(dest_uris: Iterable[str], links: str = "directory") -> list[Page]:
