@@ -279,7 +279,7 @@ def _run(
     }))
     cache.set_meta("fingerprint", fingerprint)
     cache.set_meta("building", None)
-    report.pages_written = len(sink.written)
+    report.pages_written = sink.written
 
 
 class _PageWriter:
@@ -301,8 +301,8 @@ class _PageWriter:
     def offer(self, task) -> None:
         self.listed.append(task.dest_uri)
         options = self.options
-        if task.dest_uri in self.sink.claimed:  # written early in this build: again only if it changed since
-            if self.old_keys.get(task.dest_uri) != task.key:
+        if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
+            if self.cache.page_key(task.dest_uri) != task.key:  # (the cache has the key it was written with)
                 self.pending.append(task)
                 self.held += task.views
         elif (
@@ -325,9 +325,8 @@ class _PageWriter:
             return
         cache.add_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
         for task in pending:
-            again = task.dest_uri in self.sink.claimed
+            again = self.sink.has(task.dest_uri)
             self.sink.write(task.dest_uri, self.renderer.render(task).content, again=again)
-            self.old_keys[task.dest_uri] = task.key
             if self.reporter is not None:
                 self.reporter.advance(task.dest_uri)
         cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written

@@ -184,6 +184,10 @@ class BuildCache(ScanCache):
     def get_page_keys(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT dest_uri, key FROM pages"))
 
+    def page_key(self, dest_uri: str) -> str | None:
+        row = self.db.execute("SELECT key FROM pages WHERE dest_uri = ?", (dest_uri,)).fetchone()
+        return row[0] if row else None
+
     def set_page_keys(self, rows: Iterable[tuple[str, str]]) -> None:
         """(dest_uri, key) of pages just written."""
         self._transaction("INSERT OR REPLACE INTO pages VALUES (?, ?)", rows)

@@ -14,8 +14,10 @@ class DiskSink:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self.claimed: set[str] = set()
-        self.written: list[str] = []
+        # paths written so far, by hash: a 100,000-photo site would hold every path otherwise
+        # (two of them sharing a 64-bit hash is beyond unlikely)
+        self.claimed: set[int] = set()
+        self.written = 0  # files whose bytes changed
         self.unchanged = 0
 
     def abs_path(self, dest_uri: str) -> str:
@@ -24,10 +26,15 @@ class DiskSink:
             raise BuildError(f"refusing to write outside the output folder: {dest_uri}")
         return path
 
+    def has(self, dest_uri: str) -> bool:
+        """Whether this sink wrote (or found unchanged) this path already."""
+        return hash(dest_uri) in self.claimed
+
     def _claim(self, dest_uri: str) -> None:
-        if dest_uri in self.claimed:
+        key = hash(dest_uri)
+        if key in self.claimed:
             raise BuildError(f"two outputs claim one path: {dest_uri}")
-        self.claimed.add(dest_uri)
+        self.claimed.add(key)
 
     def write(self, dest_uri: str, data: bytes, again: bool = False) -> bool:
         """Write when different; True when the file changed.
@@ -41,7 +48,7 @@ class DiskSink:
             self.unchanged += 1
             return False
         write_atomic(path, data)
-        self.written.append(dest_uri)
+        self.written += 1
         return True
 
     def copy(self, dest_uri: str, abs_src_path: str) -> bool:
