@@ -206,11 +206,14 @@ def _run(
     failed: list[tuple[str, str]] = []
     sink = DiskSink(str(output))
     writer: _PageWriter | None = None
-    early: _EarlyPages | None = None
-    for result in run_jobs(todo, pool):
+    early = _EarlyPages(gallery, todo, paced=pool.parallel)
+    results = run_jobs(todo, pool)
+    del todo  # each job is let go once made (see run_jobs): a big library's jobs do not all stay
+    for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
-            writer = _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report)
-            early = _EarlyPages(writer, todo, paced=pool.parallel)
+            writer = early.writer = _PageWriter(
+                _renderer(gallery, plan, cache, config, theme), sink, cache, options, report
+            )
         reporter.advance(result.job_id)
         if not result.ok:
             reporter.note(f"skipped {result.job_id}: {result.error}")
@@ -227,10 +230,10 @@ def _run(
             cache.put_placeholders(fresh)  # the pages about to be written show them
             fresh.clear()
         early.work(seconds=0.025)
-    del todo
+    del results
     pool.release()  # pages are rendered in this process: the workers exit meanwhile
     cache.put_placeholders(fresh)
-    listed = early.finish() if early else set()  # albums whose pages are all written and listed
+    listed = early.finish()  # albums whose pages are all written and listed
     _drop_failed(gallery, failed, config)
 
     # -- pages ------------------------------------------------------------------
@@ -345,17 +348,15 @@ class _EarlyPages:
     fails later: their album has media that were made, and its page count depends only on those.
     """
 
-    def __init__(self, writer: _PageWriter, todo: list, paced: bool = True) -> None:
+    def __init__(self, gallery: Gallery, todo: list, paced: bool = True) -> None:
         """todo: the jobs not made yet. paced: leave gaps between slices of work (see work); only
-        workers waiting for tasks need them."""
-        self.writer = writer
+        workers waiting for tasks need them. Pages are written once `writer` is set."""
+        self.writer: _PageWriter | None = None
         self.paced = paced
-        renderer = writer.renderer
-        gallery = renderer.ctx.gallery
         self.gallery = gallery
         # Kept small for 100,000 photos: a count per album, and the albums that show a cover that is
-        # not made yet (no map of every media).
-        albums = list(renderer.published_albums())
+        # not made yet (no map of every media). The same albums, in the same order, as the renderer's.
+        albums = [album.src_uri for album in gallery.walk_albums() if is_published(album)]
         covers: dict[str, list[str]] = {}  # cover media -> albums whose pages show it as a cover
         for uri in albums:
             album = gallery.albums[uri]
@@ -398,7 +399,7 @@ class _EarlyPages:
         After a slice, the next waits half as long again: results come in bursts (a batch of small
         images), and the workers are only given new tasks between results."""
         start = time.perf_counter()
-        if self.stopped or not (self.ready or self.current) or start < self.next_slice:
+        if self.writer is None or self.stopped or not (self.ready or self.current) or start < self.next_slice:
             return
         end = start + seconds
         while time.perf_counter() < end:
@@ -419,6 +420,8 @@ class _EarlyPages:
 
     def finish(self) -> set[str]:
         """The albums whose pages are all written and listed (none if a file failed)."""
+        if self.writer is None:
+            return set()
         if self.stopped:
             self.writer.flush()
             self.writer.renderer.forget_listed()

@@ -168,7 +168,8 @@ class WorkerPool:
                     running[pool.schedule(fn, args=(items[i],), timeout=limit(items[i]))] = i
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
-                    item = items[running.pop(future)]
+                    i = running.pop(future)
+                    item, items[i] = items[i], None  # done: held no longer than the caller holds it
                     try:
                         result = future.result()
                     except FutureTimeout:

@@ -33,6 +33,7 @@ def run_jobs(
     ordered = sorted(
         jobs, key=lambda j: j.src_width * j.src_height * (1000 if isinstance(j, VideoJob) else 1), reverse=True
     )
+    del jobs  # from here on a job is held by its task only, and let go once it is done (see WorkerPool.run)
     small = [j for j in ordered if isinstance(j, ImageJob) and j.src_width * j.src_height <= SMALL_PIXELS]
     large = [j for j in ordered if not (isinstance(j, ImageJob) and j.src_width * j.src_height <= SMALL_PIXELS)]
     del ordered
@@ -51,7 +52,9 @@ def run_jobs(
 
     retry = []
     # four tasks ahead per worker: the build writes pages between results (see build._EarlyPages)
-    for batch, outcome in pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4):
+    results = pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4)
+    del tasks
+    for batch, outcome in results:
         if isinstance(outcome, TaskFailed):
             if len(batch) == 1:
                 yield paired(batch[0], outcome)
@@ -61,6 +64,6 @@ def run_jobs(
         by_id = {r.job_id: r for r in outcome}
         for job in batch:  # pair by id: a result out of place is a failure, not someone else's success
             yield paired(job, by_id.get(job.job_id, TaskFailed("no result from the worker")))
-    del tasks
+        del batch, outcome, by_id
     for job, outcome in pool.run(run_job, retry, timeout=lambda j: getattr(j, "timeout", timeout)):
         yield paired(job, outcome)
