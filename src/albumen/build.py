@@ -37,7 +37,7 @@ from .process.specs import ImageJob, Placeholder, VideoJob
 from .render.themes import theme_dirs
 from .report import QuietReporter, Reporter
 from .scan import WalkReport, arrange_gallery, scan_source, walk_source
-from .scan.arrange import is_published
+from .scan.arrange import covers_shown, is_published, published_albums
 from .tokens import load_rotations, load_secret, private_dirs
 from .write import DiskSink
 
@@ -305,15 +305,15 @@ class _PageWriter:
         self.listed.append(task.dest_uri)
         options = self.options
         if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
-            if self.cache.page_key(task.dest_uri) != task.key:  # (the cache has the key it was written with)
-                self.pending.append(task)
-                self.held += task.views
-        elif (
-            options.force
-            or self.old_keys.get(task.dest_uri) != task.key
-            or (task.album_uri is not None and _album_forced(task.album_uri, options))
-            or not os.path.exists(os.path.join(self.report.output, *task.dest_uri.split("/")))
-        ):
+            changed = self.cache.page_key(task.dest_uri) != task.key  # (the key it was written with)
+        else:
+            changed = (
+                options.force
+                or self.old_keys.get(task.dest_uri) != task.key
+                or (task.album_uri is not None and _album_forced(task.album_uri, options))
+                or not os.path.exists(os.path.join(self.report.output, *task.dest_uri.split("/")))
+            )
+        if changed:
             self.pending.append(task)
             self.held += task.views
         if len(self.pending) >= 500 or self.held >= 500 or len(self.listed) >= 2000:
@@ -356,13 +356,11 @@ class _EarlyPages:
         self.gallery = gallery
         # Kept small for 100,000 photos: a count per album, and the albums that show a cover that is
         # not made yet (no map of every media). The same albums, in the same order, as the renderer's.
-        albums = [album.src_uri for album in gallery.walk_albums() if is_published(album)]
+        albums = list(published_albums(gallery))
         covers: dict[str, list[str]] = {}  # cover media -> albums whose pages show it as a cover
         for uri in albums:
-            album = gallery.albums[uri]
-            for cover in {album.cover, *(gallery.albums[child].cover for child in album.children)}:
-                if cover and cover not in album.media:
-                    covers.setdefault(cover, []).append(uri)
+            for cover in covers_shown(gallery, uri):
+                covers.setdefault(cover, []).append(uri)
         self.waits: dict[str, int] = dict.fromkeys(albums, 0)  # album -> media it shows not made yet
         self.covers: dict[str, list[str]] = {}
         for job in todo:

@@ -20,7 +20,7 @@ from ..errors import BuildError
 from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
-from ..scan.arrange import is_published, stream_order
+from ..scan.arrange import is_published, published_albums, stream_order
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, gettext_for
 from .keys import Fingerprinter, digest
@@ -343,18 +343,6 @@ class SiteRenderer:
                           ("application/rss+xml", self.site.title, "rss.xml")]
         return page
 
-    def published_albums(self) -> Iterator[str]:
-        """The albums that have pages, in display order."""
-        return (album.src_uri for album in self.ctx.gallery.walk_albums() if is_published(album))
-
-    def album_needs(self, uri: str) -> set[str]:
-        """The media whose made images (and placeholders) the pages of this album show: its own,
-        its cover and its sub-albums' covers."""
-        albums = self.ctx.gallery.albums
-        album = albums[uri]
-        covers = [album.cover] + [albums[child].cover for child in album.children]
-        return set(album.media).union(cover for cover in covers if cover)
-
     def album_pages(self, uri: str) -> Iterator[PageTask]:
         """The pages of one published album (its pages and its media's), listed as the site's."""
         for task in self._album_tasks(uri):
@@ -376,7 +364,7 @@ class SiteRenderer:
         # The newest-first order, sorted before any page is listed: sorting every media of a large
         # gallery takes memory for a moment, best spent while little else is held.
         order = stream_order(self.ctx.gallery) if self.ctx.config.stream.enabled or self.feeds_on else []
-        for uri in self.published_albums():
+        for uri in published_albums(self.ctx.gallery):
             if uri not in listed:
                 yield from self.album_pages(uri)
         if self.ctx.config.stream.enabled:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from ..model import Album, Gallery, Media
@@ -118,6 +119,18 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
 def is_published(album) -> bool:
     """An album gets pages when it has something to show (the home page always does)."""
     return album.src_uri == "" or album.photo_count + album.video_count > 0
+
+
+def published_albums(gallery: Gallery) -> Iterator[str]:
+    """The albums that have pages, in display order."""
+    return (album.src_uri for album in gallery.walk_albums() if is_published(album))
+
+
+def covers_shown(gallery: Gallery, uri: str) -> set[str]:
+    """The covers an album's pages show besides its own media: its own cover and its sub-albums'."""
+    album = gallery.albums[uri]
+    covers = {album.cover, *(gallery.albums[child].cover for child in album.children)}
+    return {cover for cover in covers if cover and cover not in album.media}
 
 
 def _override(album: Album, key: str, default: str) -> str:
