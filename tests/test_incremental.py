@@ -135,6 +135,73 @@ def test_deleted_photo_and_album_disappear(gallery, tmp_path):
     assert [li["id"] for li in soup(site / "a" / "index.html").select(".grid li")] == ["p1", "p2", "p3"]
 
 
+def test_a_stale_file_someone_replaced_is_kept(gallery, tmp_path):
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    folder = site / "a" / "p4"
+    page, thumb = folder / "index.html", next(folder.glob("p4.thumb.*.jpg"))
+    others = [p for p in folder.glob("*.jpg") if p != thumb]
+    assert len(others) == 2
+    page.write_text("<p>my own page</p>")  # someone put their own files where Albumen wrote some
+    make_jpeg(thumb, size=(30, 20), color=(1, 2, 3))
+    (gallery / "A" / "p4.jpg").unlink()
+    result = build_site(gallery, site, "-v")
+    assert page.read_text() == "<p>my own page</p>" and thumb.is_file()
+    assert not any(p.exists() for p in others)  # the rest of what Albumen wrote for p4 is gone
+    assert "kept 2 files no longer part of the site" in result.stdout
+    assert "a/p4/index.html" in result.stdout and f"a/p4/{thumb.name}" in result.stdout
+    # they are the user's now: no later build mentions or removes them
+    result = build_site(gallery, site, "-v")
+    assert "nothing changed" in result.stdout and "kept" not in result.stdout
+    (gallery / "A" / "p3.jpg").unlink()
+    result = build_site(gallery, site, "-v")
+    assert "kept" not in result.stdout and not (site / "a" / "p3").exists()
+    assert page.read_text() == "<p>my own page</p>" and thumb.is_file()
+    assert crawl(site).broken == []
+
+
+def test_outputs_recorded_before_stamps_are_still_cleaned_up(gallery, tmp_path, isolated_cache):
+    import sqlite3
+
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    db = sqlite3.connect(next(isolated_cache.rglob("cache.sqlite")))
+    with db:  # the manifest as an older Albumen kept it: paths only
+        db.executescript(
+            "CREATE TABLE old AS SELECT dest_uri FROM outputs; DROP TABLE outputs;"
+            "CREATE TABLE outputs (dest_uri TEXT PRIMARY KEY); INSERT INTO outputs SELECT dest_uri FROM old;"
+            "DROP TABLE old;"
+        )
+    db.close()
+    (gallery / "A" / "p4.jpg").unlink()
+    build_site(gallery, site)
+    assert not (site / "a" / "p4").exists()
+    db = sqlite3.connect(next(isolated_cache.rglob("cache.sqlite")))
+    rows = dict(db.execute("SELECT dest_uri, size FROM outputs WHERE dest_uri LIKE 'a/%'"))
+    db.close()
+    assert rows["a/index.html"] == (site / "a" / "index.html").stat().st_size  # rewritten: stamped
+
+
+def test_a_renamed_album_reuses_its_derivatives_but_not_one_someone_replaced(gallery, tmp_path):
+    from PIL import Image
+
+    site = tmp_path / "site"
+    for i in range(1, 5):  # B's photos unlike A's (same pictures would share derivatives' names)
+        make_jpeg(gallery / "B" / f"p{i}.jpg", size=(900, 600), color=(40 * i, 200, 20), date=f"2024:0{i}:01 10:00:00")
+    build_site(gallery, site)
+    mine = next((site / "b" / "p1").glob("p1.thumb.*.jpg"))
+    with Image.open(mine) as im:
+        thumb_size = im.size
+    make_jpeg(mine, size=(30, 20), color=(1, 2, 3))  # not the thumbnail Albumen made any more
+    (gallery / "B").rename(gallery / "C")
+    result = build_site(gallery, site, "-v")
+    assert "made 1 derivatives of 1 images (11 more moved, not re-made)" in result.stdout
+    with Image.open(site / "c" / "p1" / mine.name) as im:
+        assert im.size == thumb_size
+    assert not (site / "b" / "p2").exists() and mine.is_file()  # moved away; the replaced one kept
+    assert crawl(site).broken == []
+
+
 def test_force_and_force_album(gallery, tmp_path):
     site = tmp_path / "site"
     build_site(gallery, site)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import itertools
 import json
 import os
 import posixpath
 import shutil
+import stat
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
@@ -198,11 +198,12 @@ def _run(
     plan.jobs = {}  # the jobs still to do are in todo
     del known
     report.derivatives_moved = len(reuse.moved)
-    cache.add_outputs(reuse.moved)
+    cache.stamp_outputs(reuse.moved)
     del reuse
-    cache.add_outputs(spec.dest_uri for job in todo for spec in job.outputs)
+    cache.reserve_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     reporter.phase("Processing images", total=len(todo))
     fresh: list[tuple[str, str, str]] = []
+    made: list[tuple[str, int, int]] = []  # stamps of derivatives made, for the cache's manifest
     failed: list[tuple[str, str]] = []
     sink = DiskSink(str(output))
     writer: _PageWriter | None = None
@@ -222,6 +223,7 @@ def _run(
             continue
         report.images_processed += 1
         report.derivatives_made += len(result.written)
+        made.extend(result.written)
         if result.placeholder:
             thumb = _placeholder_key(plan.media[result.job_id].thumb.dest_uri)
             fresh.append((thumb, result.placeholder.colour, result.placeholder.data_uri))
@@ -229,10 +231,15 @@ def _run(
         if len(fresh) >= 200 or (fresh and early.ready):
             cache.put_placeholders(fresh)  # the pages about to be written show them
             fresh.clear()
+        if len(made) >= 1000:
+            cache.stamp_outputs(made)
+            made.clear()
         early.work(seconds=0.025)
     del results
     pool.release()  # pages are rendered in this process: the workers exit meanwhile
     cache.put_placeholders(fresh)
+    cache.stamp_outputs(made)
+    del made
     listed = early.finish()  # albums whose pages are all written and listed
     _drop_failed(gallery, failed, config)
 
@@ -242,11 +249,9 @@ def _run(
     renderer = writer.renderer
     statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
     cache.add_outputs(
-        itertools.chain(
-            (spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs), statics
-        ),
-        current=True,
+        (spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs), current=True
     )
+    cache.reserve_outputs(statics, current=True)  # copied at the end (stamped then)
     reporter.phase("Writing pages")
     writer.reporter = reporter
     for task in renderer.tasks(listed):  # album by album: views never all in memory at once
@@ -256,16 +261,17 @@ def _run(
     from .render.pages import folder_index_pages
 
     indexes = folder_index_pages(cache.current_outputs(), config.pages.links)
-    cache.add_outputs((p.dest_uri for p in indexes), current=True)
+    cache.reserve_outputs((p.dest_uri for p in indexes), current=True)
     for page in indexes:
         sink.write(page.dest_uri, page.content)
     for dest_uri, path in statics.items():
         sink.copy(dest_uri, str(path))
+    cache.stamp_outputs(sink.take_stamps())
 
     # -- stale outputs: only files this tool recorded, and never outside the output ----------
     stale = cache.stale_outputs()
-    report.stale_removed = _remove_stale(output, stale)
-    cache.remove_outputs(stale)
+    report.stale_removed, kept = _remove_stale(output, stale)
+    cache.remove_outputs(uri for uri, _, _ in stale)  # a kept file is the user's from now on
     cache.forget_other_pages()
     cache.keep_placeholders(_placeholder_key(mp.thumb.dest_uri) for mp in plan.media.values())
     report.albums = sum(1 for a in gallery.albums.values() if is_published(a))
@@ -283,6 +289,12 @@ def _run(
     cache.set_meta("fingerprint", fingerprint)
     cache.set_meta("building", None)
     report.pages_written = sink.written
+    if kept:  # said once, not with the summary a build with nothing to do repeats
+        report.notes.append(
+            f"kept {len(kept)} file{'s' if len(kept) > 1 else ''} no longer part of the site, changed since"
+            f" Albumen wrote {'them' if len(kept) > 1 else 'it'} (remove by hand if not wanted): "
+            + ", ".join(kept[:5]) + (" ..." if len(kept) > 5 else "")
+        )
 
 
 class _PageWriter:
@@ -326,12 +338,13 @@ class _PageWriter:
         self.listed.clear()
         if not pending:
             return
-        cache.add_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
+        cache.reserve_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
         for task in pending:
             again = self.sink.has(task.dest_uri)
             self.sink.write(task.dest_uri, self.renderer.render(task).content, again=again)
             if self.reporter is not None:
                 self.reporter.advance(task.dest_uri)
+        cache.stamp_outputs(self.sink.take_stamps())
         cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
         self.report.pages_rendered += len(pending)
         pending.clear()
@@ -551,16 +564,21 @@ class _Relocator:
     def __init__(self, cache: BuildCache, output: Path) -> None:
         self.cache = cache  # its manifest of outputs, as it was before this build recorded any
         self.output = output
-        self.moved: list[str] = []
+        self.moved: list[tuple[str, int, int]] = []  # (dest_uri, size, mtime_ns) of each file put in place
 
     def __call__(self, dest_uri: str) -> bool:
         old = self.cache.output_named(posixpath.basename(dest_uri), other_than=dest_uri)
         if old is None:
             return False
-        src = os.path.join(self.output, *old.split("/"))
+        old_uri, size, mtime_ns = old
+        src = os.path.join(self.output, *old_uri.split("/"))
         dst = os.path.join(self.output, *dest_uri.split("/"))
-        if not os.path.isfile(src):
+        try:
+            st = os.stat(src, follow_symlinks=False)
+        except OSError:
             return False
+        if not stat.S_ISREG(st.st_mode) or (size is not None and (st.st_size, st.st_mtime_ns) != (size, mtime_ns)):
+            return False  # not the file this tool made there any more
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         try:
             os.link(src, dst)
@@ -569,7 +587,8 @@ class _Relocator:
                 shutil.copy2(src, dst)
             except OSError:
                 return False
-        self.moved.append(dest_uri)
+        st = os.stat(dst)
+        self.moved.append((dest_uri, st.st_size, st.st_mtime_ns))
         return True
 
 
@@ -650,20 +669,31 @@ def _drop_failed(gallery: Gallery, failed: list[tuple[str, str]], config) -> Non
     arrange_gallery(gallery, config.sort.albums, config.sort.media)
 
 
-def _remove_stale(output: Path, stale: Iterable[str]) -> int:
+def _remove_stale(output: Path, stale: Iterable[tuple[str, int | None, int | None]]) -> tuple[int, list[str]]:
+    """Remove stale outputs: each only while it is still the file this tool wrote there (same size
+    and modification time as recorded; an output recorded without them is this tool's path all the
+    same). Returns how many were removed and the paths kept because someone changed them since."""
     removed = 0
+    kept: list[str] = []
     root = str(output)
     folders: set[str] = set()
-    for dest_uri in stale:
+    for dest_uri, size, mtime_ns in stale:
         path = os.path.normpath(os.path.join(root, *dest_uri.split("/")))
         if not path.startswith(root.rstrip(os.sep) + os.sep):
             continue
         try:
-            if os.path.isfile(path) and not os.path.islink(path):
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode):
+            if size is not None and (st.st_size, st.st_mtime_ns) != (size, mtime_ns):
+                kept.append(dest_uri)
+                continue
+            try:
                 os.unlink(path)
                 removed += 1
-        except OSError:
-            continue
+            except OSError:
+                continue
         folders.add(os.path.dirname(path))
     for folder in sorted(folders, key=len, reverse=True):  # deepest first; only folders left empty
         while folder.startswith(root.rstrip(os.sep) + os.sep):
@@ -672,7 +702,7 @@ def _remove_stale(output: Path, stale: Iterable[str]) -> int:
             except OSError:
                 break
             folder = os.path.dirname(folder)
-    return removed
+    return removed, kept
 
 
 def _remove_temp_files(output: Path) -> None:

@@ -3,8 +3,9 @@
 It remembers, per source file, its stat fingerprint, content hash and metadata
 (so an unchanged file is not re-read); per thumbnail, its placeholder; per page,
 the fingerprint of what it shows (so an unchanged page is not re-rendered); and
-every output path Albumen may have written (so stale files can be removed, and
-nothing else ever is). It holds GPS positions and private names, which is why it
+every output path Albumen may have written, with the size and modification time
+of the file it wrote there (so stale files can be removed, and nothing else ever
+is: a file someone replaced since is left alone). It holds GPS positions and private names, which is why it
 never lives in the published output.
 
 Writes happen in short transactions (SQLite WAL), so an interrupted build leaves
@@ -75,10 +76,14 @@ class BuildCache(ScanCache):
             CREATE TABLE IF NOT EXISTS files (src_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, record BLOB);
             CREATE TABLE IF NOT EXISTS placeholders (thumb_uri TEXT PRIMARY KEY, colour TEXT, data_uri TEXT);
             CREATE TABLE IF NOT EXISTS pages (dest_uri TEXT PRIMARY KEY, key TEXT);
-            CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY);
+            CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
             CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
             """
         )
+        if "size" not in {row[1] for row in db.execute("PRAGMA table_info(outputs)")}:
+            # a manifest from before stamps: its files count as unstamped (removable when stale)
+            db.execute("ALTER TABLE outputs ADD COLUMN size INTEGER")
+            db.execute("ALTER TABLE outputs ADD COLUMN mtime_ns INTEGER")
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None or row[0] != SCHEMA_VERSION:
             if row is not None:
@@ -200,35 +205,56 @@ class BuildCache(ScanCache):
     def has_output(self, dest_uri: str) -> bool:
         return self.db.execute("SELECT 1 FROM outputs WHERE dest_uri = ?", (dest_uri,)).fetchone() is not None
 
-    def output_named(self, name: str, other_than: str) -> str | None:
-        """A recorded output with this file name in another folder (the manifest as it was at the first call)."""
+    def output_named(self, name: str, other_than: str) -> tuple[str, int | None, int | None] | None:
+        """A recorded output with this file name in another folder, with its stamp (the manifest as it was
+        at the first call)."""
         if not self._names_ready:
             self.db.create_function("albumen_basename", 1, lambda uri: uri.rpartition("/")[2], deterministic=True)
             self.db.executescript(
                 """
                 DROP TABLE IF EXISTS temp.output_names;
-                CREATE TEMP TABLE output_names (name TEXT, dest_uri TEXT);
-                INSERT INTO temp.output_names SELECT albumen_basename(dest_uri), dest_uri FROM outputs;
+                CREATE TEMP TABLE output_names (name TEXT, dest_uri TEXT, size INTEGER, mtime_ns INTEGER);
+                INSERT INTO temp.output_names SELECT albumen_basename(dest_uri), dest_uri, size, mtime_ns FROM outputs;
                 CREATE INDEX temp.output_names_by_name ON output_names (name);
                 """
             )
             self._names_ready = True
-        row = self.db.execute(
-            "SELECT dest_uri FROM temp.output_names WHERE name = ? AND dest_uri != ? LIMIT 1", (name, other_than)
+        return self.db.execute(
+            "SELECT dest_uri, size, mtime_ns FROM temp.output_names WHERE name = ? AND dest_uri != ? LIMIT 1",
+            (name, other_than),
         ).fetchone()
-        return row[0] if row else None
 
     def add_outputs(self, dest_uris: Iterable[str], current: bool = False) -> None:
-        """Record paths before writing them, so an interrupted build can still clean them up.
+        """Record paths this tool writes or wrote (a recorded path keeps its stamp).
 
         current=True also counts them among this build's outputs (see stale_outputs)."""
         rows = ((u,) for u in dest_uris)
+        insert = "INSERT OR IGNORE INTO outputs (dest_uri) VALUES (?)"
         if current:
-            self._transaction(
-                "INSERT OR IGNORE INTO outputs VALUES (?)", rows, "INSERT OR IGNORE INTO temp.current_outputs VALUES (?)"
-            )
+            self._transaction(insert, rows, "INSERT OR IGNORE INTO temp.current_outputs VALUES (?)")
         else:
-            self._transaction("INSERT OR IGNORE INTO outputs VALUES (?)", rows)
+            self._transaction(insert, rows)
+
+    def reserve_outputs(self, dest_uris: Iterable[str], current: bool = False) -> None:
+        """Record paths about to be (re)written, before writing them, without a stamp: an interrupted
+        build can still clean them up. stamp_outputs, once they are written, says what was written."""
+        rows = ((u,) for u in dest_uris)
+        upsert = (
+            "INSERT INTO outputs (dest_uri) VALUES (?) "
+            "ON CONFLICT(dest_uri) DO UPDATE SET size = NULL, mtime_ns = NULL"
+        )
+        if current:
+            self._transaction(upsert, rows, "INSERT OR IGNORE INTO temp.current_outputs VALUES (?)")
+        else:
+            self._transaction(upsert, rows)
+
+    def stamp_outputs(self, stamps: Iterable[tuple[str, int, int]]) -> None:
+        """(dest_uri, size, mtime_ns) of files just written (or found already as they should be)."""
+        self._transaction(
+            "INSERT INTO outputs VALUES (?, ?, ?) "
+            "ON CONFLICT(dest_uri) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns",
+            stamps,
+        )
 
     def mark_current(self, dest_uris: Iterable[str]) -> None:
         """Count paths among this build's outputs without recording them as written."""
@@ -239,14 +265,13 @@ class BuildCache(ScanCache):
         for (uri,) in self.db.execute("SELECT dest_uri FROM temp.current_outputs"):
             yield uri
 
-    def stale_outputs(self) -> list[str]:
-        """Recorded outputs that are not among this build's: the only files a build may remove."""
-        return [
-            row[0]
-            for row in self.db.execute(
-                "SELECT dest_uri FROM outputs WHERE dest_uri NOT IN (SELECT dest_uri FROM temp.current_outputs)"
-            )
-        ]
+    def stale_outputs(self) -> list[tuple[str, int | None, int | None]]:
+        """Recorded outputs that are not among this build's, with their stamps: the only files a build
+        may remove, and only while each is still the file written there (stamp None: not known)."""
+        return self.db.execute(
+            "SELECT dest_uri, size, mtime_ns FROM outputs "
+            "WHERE dest_uri NOT IN (SELECT dest_uri FROM temp.current_outputs)"
+        ).fetchall()
 
     def remove_outputs(self, dest_uris: Iterable[str]) -> None:
         self._transaction("DELETE FROM outputs WHERE dest_uri = ?", ((u,) for u in dest_uris))

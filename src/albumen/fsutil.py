@@ -13,7 +13,8 @@ TMP_PREFIX = ".albumen-tmp-"
 _serial = itertools.count()
 
 
-def write_atomic(abs_path: str, data: bytes) -> None:
+def write_atomic(abs_path: str, data: bytes) -> os.stat_result:
+    """Write data under abs_path all at once; returns the stat of the file written."""
     folder, name = os.path.split(abs_path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:  # a name of our own: this process's id and a counter (cheaper than mkstemp's random names)
@@ -31,9 +32,11 @@ def write_atomic(abs_path: str, data: bytes) -> None:
             while view:
                 view = view[os.write(fd, view):]
             os.fchmod(fd, 0o644)  # readable by the web server whatever the umask
+            st = os.fstat(fd)  # the rename keeps size and modification time
         finally:
             os.close(fd)
         os.replace(tmp, abs_path)
+        return st
     except BaseException:
         try:
             os.unlink(tmp)

@@ -103,7 +103,7 @@ class JobResult:
     job_id: str
     ok: bool
     error: str | None = None
-    written: tuple[str, ...] = ()  # dest_uris made by this run
+    written: tuple[tuple[str, int, int], ...] = ()  # (dest_uri, size, mtime_ns) of each file made by this run
     placeholder: Placeholder | None = None
     warnings: tuple[str, ...] = ()
     seconds: float = 0.0

@@ -22,6 +22,7 @@ def run_job(job: ImageJob) -> JobResult:
     written: list[str] = []
     try:
         placeholder = _make_outputs(job, written)
+        stamps = _stamps(job, written)
     except ProcessingError as exc:
         _remove(job, written)
         return JobResult(job.job_id, ok=False, error=exc.message, seconds=time.perf_counter() - started)
@@ -32,9 +33,19 @@ def run_job(job: ImageJob) -> JobResult:
             job.job_id, ok=False, error=f"{type(exc).__name__}: {message}"[:300], seconds=time.perf_counter() - started
         )
     return JobResult(
-        job.job_id, ok=True, written=tuple(written), placeholder=placeholder,
+        job.job_id, ok=True, written=stamps, placeholder=placeholder,
         seconds=time.perf_counter() - started,
     )
+
+
+def _stamps(job: ImageJob, written: list[str]) -> tuple[tuple[str, int, int], ...]:
+    """Size and modification time of each file made: a later build removes a stale file only while
+    it is still the one made here (see BuildCache.stamp_outputs)."""
+    stamps = []
+    for dest_uri in written:
+        st = os.stat(os.path.join(job.abs_dest_root, dest_uri))
+        stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
+    return tuple(stamps)
 
 
 def run_jobs_batch(jobs: tuple[ImageJob, ...]) -> list[JobResult]:

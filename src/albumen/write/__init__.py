@@ -19,6 +19,13 @@ class DiskSink:
         self.claimed: set[int] = set()
         self.written = 0  # files whose bytes changed
         self.unchanged = 0
+        self.stamps: list[tuple[str, int, int]] = []  # (dest_uri, size, mtime_ns) since take_stamps
+
+    def take_stamps(self) -> list[tuple[str, int, int]]:
+        """What the files written (or found as they should be) since the last call are: for the
+        cache's manifest, so a later build removes one only while it is still that file."""
+        stamps, self.stamps = self.stamps, []
+        return stamps
 
     def abs_path(self, dest_uri: str) -> str:
         path = os.path.normpath(os.path.join(self.root, *dest_uri.split("/")))
@@ -46,8 +53,11 @@ class DiskSink:
         path = self.abs_path(dest_uri)
         if same_content(path, data):
             self.unchanged += 1
+            st = os.stat(path)
+            self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
             return False
-        write_atomic(path, data)
+        st = write_atomic(path, data)
+        self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
         self.written += 1
         return True
 
