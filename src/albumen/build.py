@@ -299,7 +299,10 @@ def _run(
 
 class _PageWriter:
     """Renders and writes, in batches, the pages it is offered whose key changed (or that are missing,
-    or forced), and counts every offered page among this build's outputs."""
+    or forced), and counts every offered page among this build's outputs.
+
+    Pages are checked a batch at a time against the keys they were last written with (one query per
+    batch, never a map of every page's key: 100,000 photos would keep ~20 MB of them)."""
 
     def __init__(self, renderer, sink: DiskSink, cache: BuildCache, options: BuildOptions, report: BuildReport):
         self.renderer = renderer
@@ -308,34 +311,35 @@ class _PageWriter:
         self.options = options
         self.report = report
         self.reporter: Reporter | None = None  # pages count on the progress display once images are done
-        self.old_keys = cache.get_page_keys()
-        self.listed: list[str] = []
-        self.pending: list = []
-        self.held = 0  # media views held by the pending pages alone
+        self.offered: list = []
+        self.held = 0  # media views held by the offered pages alone
 
     def offer(self, task) -> None:
-        self.listed.append(task.dest_uri)
-        options = self.options
-        if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
-            changed = self.cache.page_key(task.dest_uri) != task.key  # (the key it was written with)
-        else:
-            changed = (
-                options.force
-                or self.old_keys.get(task.dest_uri) != task.key
-                or (task.album_uri is not None and _album_forced(task.album_uri, options))
-                or not os.path.exists(os.path.join(self.report.output, *task.dest_uri.split("/")))
-            )
-        if changed:
-            self.pending.append(task)
-            self.held += task.views
-        if len(self.pending) >= 500 or self.held >= 500 or len(self.listed) >= 2000:
+        self.offered.append(task)
+        self.held += task.views
+        if len(self.offered) >= 500 or self.held >= 500:
             self.flush()
 
+    def _changed(self, task, recorded: str | None) -> bool:
+        if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
+            return recorded != task.key  # (the key it was written with)
+        options = self.options
+        return (
+            options.force
+            or recorded != task.key
+            or (task.album_uri is not None and _album_forced(task.album_uri, options))
+            or not os.path.exists(os.path.join(self.report.output, *task.dest_uri.split("/")))
+        )
+
     def flush(self) -> None:
-        cache, pending = self.cache, self.pending
-        self.held = 0
-        cache.mark_current(self.listed)
-        self.listed.clear()
+        cache, offered = self.cache, self.offered
+        self.offered, self.held = [], 0
+        if not offered:
+            return
+        recorded = cache.page_keys(t.dest_uri for t in offered)
+        pending = [t for t in offered if self._changed(t, recorded.get(t.dest_uri))]
+        cache.mark_current(t.dest_uri for t in offered)
+        del offered, recorded
         if not pending:
             return
         cache.reserve_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
@@ -347,7 +351,6 @@ class _PageWriter:
         cache.stamp_outputs(self.sink.take_stamps())
         cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
         self.report.pages_rendered += len(pending)
-        pending.clear()
 
 
 class _EarlyPages:

@@ -186,12 +186,16 @@ class BuildCache(ScanCache):
         self.db.execute("DROP TABLE temp.keep_thumbs")
 
     # -- pages ------------------------------------------------------------------
-    def get_page_keys(self) -> dict[str, str]:
-        return dict(self.db.execute("SELECT dest_uri, key FROM pages"))
-
-    def page_key(self, dest_uri: str) -> str | None:
-        row = self.db.execute("SELECT key FROM pages WHERE dest_uri = ?", (dest_uri,)).fetchone()
-        return row[0] if row else None
+    def page_keys(self, dest_uris: Iterable[str]) -> dict[str, str]:
+        """The recorded keys of these pages (those that have one)."""
+        keys: dict[str, str] = {}
+        it = iter(dest_uris)
+        while chunk := list(islice(it, 500)):
+            keys.update(self.db.execute(
+                f"SELECT dest_uri, key FROM pages WHERE dest_uri IN ({','.join('?' * len(chunk))})",  # noqa: S608
+                chunk,
+            ))
+        return keys
 
     def set_page_keys(self, rows: Iterable[tuple[str, str]]) -> None:
         """(dest_uri, key) of pages just written."""
