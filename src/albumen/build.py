@@ -32,7 +32,7 @@ from .fsutil import TMP_PREFIX
 from .model import Gallery, Skipped
 from .pool import WorkerPool
 from .process.executor import run_jobs
-from .process.plan import STATIC_DIR, SitePlan, plan_site
+from .process.plan import STATIC_DIR, SitePlan, plan_jobs, plan_site
 from .process.specs import ImageJob, Placeholder, VideoJob
 from .render.themes import theme_dirs
 from .report import QuietReporter, Reporter
@@ -186,16 +186,10 @@ def _run(
     def forced(uri: str) -> bool:
         return options.force or _album_forced(gallery.media[uri].album_uri, options)
 
-    if ffmpeg:
-        plan.jobs = {uri: replace(j, ffmpeg=ffmpeg) if isinstance(j, VideoJob) else j for uri, j in plan.jobs.items()}
     known = cache.placeholder_keys()
     reuse = _Relocator(cache, output)
-    todo = [
-        job
-        for job in (_remaining(job, plan, known, output, forced(uri), reuse) for uri, job in plan.jobs.items())
-        if job
-    ]
-    plan.jobs = {}  # the jobs still to do are in todo
+    jobs = plan_jobs(gallery, plan, config, str(output), str(source), ffmpeg)  # made one at a time, as asked for
+    todo = [job for job in (_remaining(job, plan, known, output, forced(job.job_id), reuse) for job in jobs) if job]
     del known
     report.derivatives_moved = len(reuse.moved)
     cache.stamp_outputs(reuse.moved)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from anyascii import anyascii
@@ -57,7 +58,6 @@ class MediaPlan:
 class SitePlan:
     album_dirs: dict[str, str] = field(default_factory=dict)  # album src_uri -> dest dir ('' is the root)
     media: dict[str, MediaPlan] = field(default_factory=dict)
-    jobs: dict[str, ImageJob] = field(default_factory=dict)  # media src_uri -> job
     warnings: list[str] = field(default_factory=list)
 
 
@@ -166,16 +166,28 @@ def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tu
 def plan_site(
     gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str, private: dict[str, str] | None = None
 ) -> SitePlan:
-    """URLs for everything and the image jobs that make every derivative."""
+    """URLs for everything: every page's folder and every derivative's name and size (see plan_jobs)."""
     plan = SitePlan()
     reserved = {config.stream.path} if config.stream.enabled else set()
     plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
     for uri, media in gallery.media.items():
         planner = _plan_image if media.kind == "image" else _plan_video
-        media_plan, job = planner(media, media_dirs[uri], config, abs_dest_root, abs_source_root)
-        plan.media[uri] = media_plan
-        plan.jobs[uri] = job
+        plan.media[uri] = planner(media, media_dirs[uri], config)
     return plan
+
+
+def plan_jobs(
+    gallery: Gallery, plan: SitePlan, config: Config, abs_dest_root: str, abs_source_root: str,
+    ffmpeg: str | None = None,
+) -> Iterator[ImageJob | VideoJob]:
+    """The job that makes every derivative of each media, made as asked for: a build keeps only the
+    jobs with work left, not one per photo of the library."""
+    for uri, media_plan in plan.media.items():
+        media = gallery.media[uri]
+        if media.kind == "image":
+            yield _image_job(media, media_plan, config, abs_dest_root, abs_source_root)
+        else:
+            yield _video_job(media, media_plan, config, abs_dest_root, abs_source_root, ffmpeg)
 
 
 def video_geometry(width: int, height: int, max_size: int) -> tuple[int, int]:
@@ -200,7 +212,7 @@ def can_remux(media: Media, config: Config) -> bool:
     )
 
 
-def _plan_video(media: Media, dest_dir: str, config: Config, abs_dest_root: str, abs_source_root: str):
+def _plan_video(media: Media, dest_dir: str, config: Config) -> MediaPlan:
     info, videos = media.info, config.videos
     keep = config.images.keep_metadata
     slug = posixpath.basename(dest_dir)
@@ -224,10 +236,14 @@ def _plan_video(media: Media, dest_dir: str, config: Config, abs_dest_root: str,
         draft = OutputSpec("", "track", 0, 0, "vtt", n)
         digest = derivative_hash(media.content_hash + track_uri, recipe_text(draft, job_text, False))
         tracks.append((OutputSpec(f"{dest_dir}/{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
-    media_plan = MediaPlan(
-        media.src_uri, dest_dir, thumb, {"jpeg": [poster]}, videos=tuple(streams), tracks=tuple(tracks)
-    )
-    job = VideoJob(
+    return MediaPlan(media.src_uri, dest_dir, thumb, {"jpeg": [poster]}, videos=tuple(streams), tracks=tuple(tracks))
+
+
+def _video_job(
+    media: Media, media_plan: MediaPlan, config: Config, abs_dest_root: str, abs_source_root: str, ffmpeg: str | None
+) -> VideoJob:
+    info, videos = media.info, config.videos
+    return VideoJob(
         job_id=media.src_uri,
         abs_src_path=os.path.join(abs_source_root, *media.src_uri.split("/")),
         abs_dest_root=abs_dest_root,
@@ -235,22 +251,21 @@ def _plan_video(media: Media, dest_dir: str, config: Config, abs_dest_root: str,
         src_height=info.height,
         rotation=info.rotation,
         duration=info.duration,
-        poster=poster,
-        thumb=thumb,
-        videos=tuple(streams),
+        poster=media_plan.display["jpeg"][0],
+        thumb=media_plan.thumb,
+        videos=media_plan.videos,
         tracks=tuple(
             (os.path.join(abs_source_root, *uri.split("/")), spec.dest_uri)
-            for (uri, _), (spec, _) in zip(media.tracks, tracks, strict=True)
+            for (uri, _), (spec, _) in zip(media.tracks, media_plan.tracks, strict=True)
         ),
         crf=videos.crf,
         preset=videos.preset,
         audio_bitrate=videos.audio_bitrate,
-        keep_metadata=keep,
-        ffmpeg=None,
+        keep_metadata=config.images.keep_metadata,
+        ffmpeg=ffmpeg,
         timeout=float(videos.timeout),
         quality=config.images.quality,
     )
-    return media_plan, job
 
 
 def _namer(media: Media, dest_dir: str, job_text: str, progressive: bool):
@@ -267,12 +282,18 @@ def _namer(media: Media, dest_dir: str, job_text: str, progressive: bool):
     return spec
 
 
-def _plan_image(media: Media, dest_dir: str, config: Config, abs_dest_root: str, abs_source_root: str):
+def _credits(media: Media, config: Config) -> tuple[str | None, str | None]:
+    """Artist and copyright, which published images keep (unless all metadata is kept anyway)."""
+    if config.images.keep_metadata:
+        return None, None
+    return media.embedded.artist, media.embedded.copyright
+
+
+def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
     info = media.info
     images = config.images
     keep = images.keep_metadata
-    artist = media.embedded.artist if not keep else None
-    copyright_ = media.embedded.copyright if not keep else None
+    artist, copyright_ = _credits(media, config)
     job_text = repr((info.orientation, info.colour, keep, artist, copyright_))
     animated = info.frames > 1
     spec = _namer(media, dest_dir, job_text, images.progressive)
@@ -298,8 +319,13 @@ def _plan_image(media: Media, dest_dir: str, config: Config, abs_dest_root: str,
             original = spec("original", "original", info.width, info.height, "jpeg", 95)
         else:
             original = spec("original", "original", info.width, info.height, "copy", 0)
-    media_plan = MediaPlan(media.src_uri, dest_dir, thumb, display, original)
-    job = ImageJob(
+    return MediaPlan(media.src_uri, dest_dir, thumb, display, original)
+
+
+def _image_job(media: Media, media_plan: MediaPlan, config: Config, abs_dest_root: str, abs_source_root: str) -> ImageJob:
+    info, images = media.info, config.images
+    artist, copyright_ = _credits(media, config)
+    return ImageJob(
         job_id=media.src_uri,
         abs_src_path=os.path.join(abs_source_root, *media.src_uri.split("/")),
         abs_dest_root=abs_dest_root,
@@ -311,9 +337,8 @@ def _plan_image(media: Media, dest_dir: str, config: Config, abs_dest_root: str,
         frames=info.frames,
         outputs=tuple(media_plan.outputs),
         progressive=images.progressive,
-        keep_metadata=keep,
+        keep_metadata=images.keep_metadata,
         artist=artist,
         copyright=copyright_,
         max_pixels=images.max_pixels,
     )
-    return media_plan, job
