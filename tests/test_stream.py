@@ -200,3 +200,23 @@ def test_per_album_feeds(mixed, tmp_path):
     assert not feed.bozo
     assert len(feed.entries) == 4  # d, e, f and the file-name-dated one, all below 2024/
     assert all("/2024/" in e.link for e in feed.entries)
+
+
+def test_stream_items_of_a_big_album_say_their_place_in_it(tmp_path):
+    """A big album's stream items each know their place (looked up, not searched for)."""
+    src = tmp_path / "photos"
+    for i in range(1, 71):  # more than the renderer's small-album limit
+        make_jpeg(src / "Big" / f"p{i:02d}.jpg", size=(16, 12), color=(3 * i, 90, 90),
+                  date=f"2024:01:01 10:{i // 60:02d}:{i % 60:02d}")
+    make_jpeg(src / "Small" / "s1.jpg", size=(16, 12), date="2023:01:01 10:00:00")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, "[stream]\npage_size = 100\n")))
+    alts = {}
+    for li in soup(site / "stream" / "index.html").select("li"):
+        img, link = li.find("img"), li.find("a")
+        if img is not None and link is not None:
+            alts[link["href"].rstrip("/").rsplit("/", 1)[-1]] = img["alt"]
+    assert len(alts) == 71
+    for i in (1, 7, 64, 70):
+        assert alts[f"p{i:02d}"].startswith(f"Photo {i} of 70, Big"), alts[f"p{i:02d}"]
+    assert alts["s1"].startswith("Photo 1 of 1, Small")

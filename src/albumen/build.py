@@ -21,7 +21,7 @@ import shutil
 import stat
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -635,26 +635,30 @@ def _placeholder_key(thumb_uri: str) -> str:
     return posixpath.basename(thumb_uri)
 
 
-class _CachedPlaceholders(Mapping):
+class _CachedPlaceholders:
     """Each media's placeholder, read from the cache when a page needs it (keyed by thumbnail name):
-    a 100,000-photo build holds none of them in memory."""
+    a 100,000-photo build holds only those of the page being made."""
 
     def __init__(self, plan: SitePlan, cache: BuildCache) -> None:
         self.plan = plan
         self.cache = cache
+        self.batch: dict[str, tuple[str, str]] = {}  # thumbnail name -> row, for the page being made
 
-    def __getitem__(self, uri: str) -> Placeholder:
+    def _key(self, uri: str) -> str | None:
         media_plan = self.plan.media.get(uri)
-        row = self.cache.get_placeholder(_placeholder_key(media_plan.thumb.dest_uri)) if media_plan else None
-        if row is None:
-            raise KeyError(uri)
-        return Placeholder(*row)
+        return _placeholder_key(media_plan.thumb.dest_uri) if media_plan else None
 
-    def __iter__(self) -> Iterator[str]:
-        return (uri for uri in self.plan.media if uri in self)
+    def prefetch(self, uris: Iterable[str]) -> None:
+        self.batch = self.cache.get_placeholders(key for key in map(self._key, uris) if key)
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+    def get(self, uri: str, default: Placeholder) -> Placeholder:
+        key = self._key(uri)
+        if key is None:
+            return default
+        # a placeholder never changes under its name (content + recipe): one missing from the batch
+        # may have been made since
+        row = self.batch.get(key) or self.cache.get_placeholder(key)
+        return Placeholder(*row) if row else default
 
 
 def _drop_failed(gallery: Gallery, failed: list[tuple[str, str]], config) -> None:

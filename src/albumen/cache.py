@@ -173,6 +173,18 @@ class BuildCache(ScanCache):
         row = self.db.execute("SELECT colour, data_uri FROM placeholders WHERE thumb_uri = ?", (thumb_uri,)).fetchone()
         return (row[0], row[1]) if row else None
 
+    def get_placeholders(self, thumb_uris: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """thumb_uri -> (colour, data_uri) of those of these that have one."""
+        return {uri: (colour, data) for uri, colour, data in self._select_in("placeholders", "thumb_uri", thumb_uris)}
+
+    def _select_in(self, table: str, column: str, values: Iterable[str]) -> Iterator[tuple]:
+        """Rows of table whose column is one of values (500 at a time: few queries, any SQLite)."""
+        it = iter(values)
+        while chunk := list(islice(it, 500)):
+            yield from self.db.execute(
+                f"SELECT * FROM {table} WHERE {column} IN ({','.join('?' * len(chunk))})", chunk  # noqa: S608
+            )
+
     def put_placeholders(self, rows: list[tuple[str, str, str]]) -> None:
         if rows:
             self._transaction("INSERT OR REPLACE INTO placeholders VALUES (?, ?, ?)", rows)
@@ -188,14 +200,7 @@ class BuildCache(ScanCache):
     # -- pages ------------------------------------------------------------------
     def page_keys(self, dest_uris: Iterable[str]) -> dict[str, str]:
         """The recorded keys of these pages (those that have one)."""
-        keys: dict[str, str] = {}
-        it = iter(dest_uris)
-        while chunk := list(islice(it, 500)):
-            keys.update(self.db.execute(
-                f"SELECT dest_uri, key FROM pages WHERE dest_uri IN ({','.join('?' * len(chunk))})",  # noqa: S608
-                chunk,
-            ))
-        return keys
+        return dict(self._select_in("pages", "dest_uri", dest_uris))
 
     def set_page_keys(self, rows: Iterable[tuple[str, str]]) -> None:
         """(dest_uri, key) of pages just written."""

@@ -6,11 +6,12 @@ import hashlib
 import html
 import os
 import posixpath
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime as format_datetime_rfc822
 from pathlib import Path
+from typing import Protocol
 
 from markupsafe import Markup
 
@@ -49,13 +50,22 @@ class Page:
     template: str = ""
 
 
+class Placeholders(Protocol):
+    """Each media's placeholder, by media src_uri."""
+
+    def get(self, uri: str, default: Placeholder) -> Placeholder: ...
+
+    def prefetch(self, uris: Iterable[str]) -> None:
+        """The placeholders about to be asked for, for one page: to look them up at once."""
+
+
 @dataclass
 class RenderContext:
     """Everything page rendering needs, gathered once per build."""
 
     gallery: Gallery
     plan: SitePlan
-    placeholders: Mapping[str, Placeholder]  # media src_uri -> placeholder; only .get() is used
+    placeholders: Placeholders
     config: Config
     theme: Path | None
 
@@ -96,6 +106,7 @@ class ViewBuilder:
         self.config = ctx.config
         self.gettext, self.ngettext = gettext_for(ctx.config.language)
         self._crumbs: dict[str, list[Link]] = {}
+        self._positions: dict[str, dict[str, int]] = {}  # a few big albums: media uri -> place
 
     def album_url(self, uri: str) -> str:
         folder = self.ctx.plan.album_dirs[uri]
@@ -143,6 +154,7 @@ class ViewBuilder:
         )
         if full:
             link = Link(album.title, view.url)
+            self.ctx.placeholders.prefetch(album.media)
             media = [gallery.media[m] for m in album.media]
             views = [self.media_view(m, i + 1, len(media), link) for i, m in enumerate(media)]
             for prev, nxt in zip(views, views[1:], strict=False):
@@ -161,8 +173,20 @@ class ViewBuilder:
         if media is None:
             return None
         album = self.ctx.gallery.albums[media.album_uri]
-        position = album.media.index(uri) + 1 if uri in album.media else 1
+        position = self._position(album, uri)
         return self.media_view(media, position, len(album.media), Link(album.title, self.album_url(album.src_uri)))
+
+    def _position(self, album, uri: str) -> int:
+        """1-based place of a media in its album (1 if not listed there)."""
+        if len(album.media) < 64:
+            return album.media.index(uri) + 1 if uri in album.media else 1
+        # a big album (all of a library in one folder): its stream items would each search the list
+        places = self._positions.get(album.src_uri)
+        if places is None:
+            if len(self._positions) >= 8:
+                self._positions.clear()
+            places = self._positions[album.src_uri] = {u: i for i, u in enumerate(album.media, 1)}
+        return places.get(uri, 1)
 
     def media_view(self, media: Media, index: int, count: int, album: Link) -> MediaView:
         plan = self.ctx.plan.media[media.src_uri]
@@ -398,6 +422,7 @@ class SiteRenderer:
         for n in range(1, count + 1):
             fp = Fingerprinter()  # one per page: the views of a page live as long as its task
             start = (n - 1) * size
+            self.ctx.placeholders.prefetch(uris[start : start + size])
             views = [v for v in (self.builder.standalone(u) for u in uris[start : start + size]) if v]
             stream = StreamView(self.stream_title, base, total, start)
             page = self._page(
