@@ -227,3 +227,15 @@ def test_a_public_copy_left_by_another_cache_is_reported(tmp_path, monkeypatch):
     monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "another-cache"))
     result = build_site(src, site)
     assert "Family is private, but" in result.stderr and "delete that folder" in result.stderr
+
+
+def test_the_secret_never_lives_in_the_photos_or_the_published_site(tree, tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    for home, where in ((site / ".albumen", "output folder"), (tree / ".albumen", "photo folder")):
+        monkeypatch.setenv("ALBUMEN_HOME", str(home))
+        for command in (["build", str(tree), "-o", str(site)], ["links", str(tree), "-o", str(site)]):
+            result = run_cli(*command)
+            assert result.exit_code == 2, result.output
+            assert f"is inside the {where}" in result.stderr and "ALBUMEN_HOME" in result.stderr
+            assert not home.exists()  # stopped before any secret was made
+    assert not (site / "index.html").exists()

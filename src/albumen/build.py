@@ -38,7 +38,7 @@ from .render.themes import theme_dirs
 from .report import QuietReporter, Reporter
 from .scan import WalkReport, arrange_gallery, scan_source, walk_source
 from .scan.arrange import covers_shown, is_published, published_albums
-from .tokens import load_rotations, load_secret, private_dirs
+from .tokens import albumen_home, load_rotations, load_secret, private_dirs
 from .write import DiskSink
 
 __all__ = ["BuildOptions", "BuildReport", "Reporter", "build", "check_paths"]
@@ -118,6 +118,18 @@ def cache_location(loaded: LoadedConfig, source: Path, output: Path) -> Path:
     return cache_dir
 
 
+def check_home(source: Path, output: Path) -> None:
+    """Albumen's own folder (the secret behind private links, their rotations) is never inside the
+    photo folder (never written) or the output (it would be published with the site)."""
+    home = albumen_home().resolve()
+    if _inside(home, source) or _inside(home, output):
+        raise UsageError(
+            f"Albumen's own folder {home} (it holds the secret of private links) is inside the "
+            f"{'photo folder' if _inside(home, source) else 'output folder'}",
+            hint="set ALBUMEN_HOME to a folder outside both, or unset it to use the default",
+        )
+
+
 def build(
     loaded: LoadedConfig, options: BuildOptions, reporter: Reporter | None = None, pool: WorkerPool | None = None
 ) -> BuildReport:
@@ -134,6 +146,7 @@ def build(
     if theme is not None and not (theme / "templates").is_dir() and not (theme / "static").is_dir():
         raise UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme' setting")
     cache_dir = cache_location(loaded, source, output)
+    check_home(source, output)
     ffmpeg = _ffmpeg(loaded)  # a wrong videos.ffmpeg stops here, before anything is written
     report = BuildReport(source=source, output=output, cache=cache_dir)
     cache = BuildCache(cache_dir)

@@ -335,7 +335,7 @@ def links(source, output, config_path, rotate) -> None:
       albumen links ~/Pictures
       albumen links ~/Pictures --rotate "Holidays/Family"
     """
-    from .build import cache_location, check_paths, private_links
+    from .build import cache_location, check_home, check_paths, private_links
     from .cache import BuildCache
     from .render.env import absolute_url
     from .scan import scan_source
@@ -346,6 +346,7 @@ def links(source, output, config_path, rotate) -> None:
     try:
         loaded, src, out = _locations(source, output, config_path, "links")
         src, out = check_paths(src, out)
+        check_home(src, out)
         config = loaded.config
         cache = BuildCache(cache_location(loaded, src, out))
         try:
