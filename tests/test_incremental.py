@@ -356,3 +356,54 @@ def test_a_page_written_early_is_written_again_when_a_later_failure_changes_it(t
     first = tree_digest(site)
     build_site(src, site, "--force")
     assert tree_digest(site) == first
+
+
+def test_stream_pages_reuse_album_fingerprints_and_agree_with_their_views(tmp_path, monkeypatch, isolated_cache):
+    """Stream pages get their keys from the fingerprints made for album pages: the same keys as from
+    their own views, and no view is built for a stream page that did not change."""
+    import sqlite3
+
+    from albumen import build as build_module
+    from albumen.render.pages import SiteRenderer
+
+    src = tmp_path / "photos"
+    for a, album in enumerate(("Alps", "Beach", "City")):
+        for i in range(1, 9):
+            make_jpeg(src / album / f"{album.lower()}{i}.jpg", size=(40, 30), color=(30 * a, 20 * i, 90),
+                      date=f"2024:0{a + 1}:{i:02d} 10:00:00")
+        (src / album / f"{album.lower()}1.md").write_text(f"Title: First of {album}\n")
+    conf = write_config(tmp_path, "[stream]\npage_size = 10\n")
+
+    def stream_keys() -> list[dict[str, str]]:
+        """The recorded keys of stream pages, per build cache (one per output folder)."""
+        found = []
+        for path in sorted(isolated_cache.rglob("cache.sqlite")):
+            con = sqlite3.connect(path)
+            found.append(dict(con.execute("SELECT dest_uri, key FROM pages WHERE dest_uri LIKE 'stream/%'")))
+            con.close()
+        return found
+
+    calls = []
+    real = SiteRenderer._stream_views
+    monkeypatch.setattr(SiteRenderer, "_stream_views", lambda self, uris: calls.append(len(uris)) or real(self, uris))
+    site_a = tmp_path / "a"
+    build_site(src, site_a, "-c", str(conf))
+    assert [len(keys) for keys in stream_keys()] == [3]  # 24 photos, 10 a page
+    calls.clear()
+    (src / "Beach" / "index.md").write_text("Sand and sea, described at last.\n")  # not shown by stream items
+    result = build_site(src, site_a, "-c", str(conf), "-v")
+    assert "rendered" in result.stdout and calls == []  # no stream page changed: none built its views
+    (src / "City" / "city1.md").write_text("Title: Renamed city photo\n")
+    calls.clear()
+    build_site(src, site_a, "-c", str(conf))
+    assert calls == [10]  # the one stream page showing it, built to be rendered
+    assert "Renamed city photo" in (site_a / "stream" / "index.html").read_text()
+
+    # the same site with no fingerprints to reuse: every stream page from its own views
+    monkeypatch.setattr(build_module._ViewDigests, "get", lambda self, uris: {})
+    site_b = tmp_path / "b"
+    build_site(src, site_b, "-c", str(conf))
+    keys = stream_keys()
+    assert len(keys) == 2 and keys[0] == keys[1]
+    for page in ("stream/index.html", "stream/page/2/index.html", "stream/page/3/index.html"):
+        assert (site_a / page).read_bytes() == (site_b / page).read_bytes()

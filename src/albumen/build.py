@@ -462,7 +462,9 @@ def _renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config, theme
     Jinja and the page code are imported here, while the workers make images, not at start-up."""
     from .render.pages import RenderContext, SiteRenderer
 
-    renderer = SiteRenderer(RenderContext(gallery, plan, _CachedPlaceholders(plan, cache), config, theme))
+    renderer = SiteRenderer(
+        RenderContext(gallery, plan, _CachedPlaceholders(plan, cache), config, theme, digests=_ViewDigests(cache))
+    )
     renderer.compile_templates()
     return renderer
 
@@ -672,6 +674,20 @@ class _CachedPlaceholders:
         # may have been made since
         row = self.batch.get(key) or self.cache.get_placeholder(key)
         return Placeholder(*row) if row else default
+
+
+class _ViewDigests:
+    """Digests of the media views this build fingerprinted, in a temporary table of the cache (not
+    in memory: one per photo of the library)."""
+
+    def __init__(self, cache: BuildCache) -> None:
+        self.cache = cache
+
+    def put(self, rows: list[tuple[str, str]]) -> None:
+        self.cache.put_view_digests(rows)
+
+    def get(self, uris: Iterable[str]) -> dict[str, str]:
+        return self.cache.view_digests(uris)
 
 
 def _drop_failed(gallery: Gallery, failed: list[tuple[str, str]], config) -> None:

@@ -78,6 +78,7 @@ class BuildCache(ScanCache):
             CREATE TABLE IF NOT EXISTS pages (dest_uri TEXT PRIMARY KEY, key TEXT);
             CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
             CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
+            CREATE TEMP TABLE IF NOT EXISTS view_digests (uri TEXT PRIMARY KEY, digest TEXT);
             """
         )
         if "size" not in {row[1] for row in db.execute("PRAGMA table_info(outputs)")}:
@@ -209,6 +210,13 @@ class BuildCache(ScanCache):
     def forget_other_pages(self) -> None:
         """Drop the keys of pages that are not among this build's current outputs."""
         self.db.execute("DELETE FROM pages WHERE dest_uri NOT IN (SELECT dest_uri FROM temp.current_outputs)")
+
+    # -- digests of this build's media views (see render.pages.ViewDigests) ----------
+    def put_view_digests(self, rows: Iterable[tuple[str, str]]) -> None:
+        self._transaction("INSERT OR REPLACE INTO temp.view_digests VALUES (?, ?)", rows)
+
+    def view_digests(self, uris: Iterable[str]) -> dict[str, str]:
+        return dict(self._select_in("temp.view_digests", "uri", uris))
 
     # -- outputs manifest ---------------------------------------------------------
     def has_output(self, dest_uri: str) -> bool:

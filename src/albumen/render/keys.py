@@ -9,6 +9,7 @@ the whole chain of its neighbours.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import fields
 
 from .views import AlbumView, MediaView
@@ -19,18 +20,25 @@ _ALBUM_FIELDS = tuple(f.name for f in fields(AlbumView) if f.name not in ("media
 
 class Fingerprinter:
     """Memoizes by object identity, and keeps each object alive while memoized: an id is only
-    unique among living objects, so a memo keyed by the id of a dead view could answer for a new one."""
+    unique among living objects, so a memo keyed by the id of a dead view could answer for a new one.
 
-    def __init__(self) -> None:
+    record: told (media src_uri, digest of the view without its neighbours) of every media view
+    fingerprinted, so a page showing the same view elsewhere (a stream item) need not build it again
+    to know whether it changed (see media_key)."""
+
+    def __init__(self, record: Callable[[str, str], None] | None = None) -> None:
         self._media: dict[int, tuple[MediaView, str]] = {}
         self._cards: dict[int, tuple[AlbumView, str]] = {}
+        self._record = record
 
     def media(self, view: MediaView) -> str:
         hit = self._media.get(id(view))
         if hit is None:  # only a digest is kept: 100,000 photos must not hold 100,000 long strings
-            own = repr(tuple(getattr(view, name) for name in _MEDIA_FIELDS))
+            own = digest(repr(tuple(getattr(view, name) for name in _MEDIA_FIELDS)))
+            if self._record is not None:
+                self._record(view.src_uri, own)
             links = (view.prev.url if view.prev else "", view.next.url if view.next else "")
-            hit = self._media[id(view)] = (view, digest(own, *links))
+            hit = self._media[id(view)] = (view, media_key(own, *links))
         return hit[1]
 
     def album(self, view: AlbumView, card: bool = False) -> str:
@@ -43,6 +51,11 @@ class Fingerprinter:
         else:
             key = digest(key, *(self.album(child, card=True) for child in view.children))
         return key
+
+
+def media_key(own: str, prev_url: str = "", next_url: str = "") -> str:
+    """A media view's fingerprint from the digest of its own fields and its neighbours' URLs."""
+    return digest(own, prev_url, next_url)
 
 
 def digest(*parts: str) -> str:

@@ -6,7 +6,7 @@ import hashlib
 import html
 import os
 import posixpath
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime as format_datetime_rfc822
@@ -24,7 +24,7 @@ from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
 from ..scan.arrange import is_published, published_albums, stream_order
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, gettext_for
-from .keys import Fingerprinter, digest
+from .keys import Fingerprinter, digest, media_key
 from .views import (
     AlbumView,
     ImageRef,
@@ -59,6 +59,15 @@ class Placeholders(Protocol):
         """The placeholders about to be asked for, for one page: to look them up at once."""
 
 
+class ViewDigests(Protocol):
+    """Where the digests of media views built for album pages are kept for the stream to reuse."""
+
+    def put(self, rows: list[tuple[str, str]]) -> None:
+        """(media src_uri, digest) pairs."""
+
+    def get(self, uris: Iterable[str]) -> dict[str, str]: ...
+
+
 @dataclass
 class RenderContext:
     """Everything page rendering needs, gathered once per build."""
@@ -68,6 +77,9 @@ class RenderContext:
     placeholders: Placeholders
     config: Config
     theme: Path | None
+    # with a store, a stream page whose items' views were all fingerprinted with their albums has
+    # its key worked out without building those views again (only a page to render builds them)
+    digests: ViewDigests | None = None
 
 
 def static_files(theme: Path | None) -> dict[str, Path]:
@@ -271,6 +283,7 @@ class PageTask:
     album_uri: str | None = None  # the album whose page or photo this is
     lastmod: str = ""  # for the sitemap
     views: int = 0  # media views this page holds that no other page shares (a stream page's): memory to render it
+    late: Callable[[], dict] | None = None  # more of the context, made only if the page is rendered
 
 
 @dataclass(slots=True)
@@ -341,6 +354,7 @@ class SiteRenderer:
         # 100,000 paths otherwise; for two paths to share a 64-bit hash is beyond unlikely)
         self._seen: dict[int, str] = {}
         self._sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page listed
+        self._digest_rows: list[tuple[str, str]] = []  # for ctx.digests, sent in batches
         self.notes: list[str] = []
         if not config.url and (config.feeds.enabled or config.feeds.sitemap):
             self.notes.append(
@@ -367,6 +381,16 @@ class SiteRenderer:
                           ("application/rss+xml", self.site.title, "rss.xml")]
         return page
 
+    def _remember(self, uri: str, own: str) -> None:
+        self._digest_rows.append((uri, own))
+        if len(self._digest_rows) >= 2000:
+            self._send_digests()
+
+    def _send_digests(self) -> None:
+        if self._digest_rows and self.ctx.digests is not None:
+            self.ctx.digests.put(self._digest_rows)
+        self._digest_rows = []
+
     def album_pages(self, uri: str) -> Iterator[PageTask]:
         """The pages of one published album (its pages and its media's), listed as the site's."""
         for task in self._album_tasks(uri):
@@ -391,6 +415,7 @@ class SiteRenderer:
         for uri in published_albums(self.ctx.gallery):
             if uri not in listed:
                 yield from self.album_pages(uri)
+        self._send_digests()
         if self.ctx.config.stream.enabled:
             for task in self._stream_tasks(order):
                 _claim(self._seen, task)
@@ -420,10 +445,8 @@ class SiteRenderer:
         base = f"{config.stream.path}/"
         urls = [base if n == 1 else f"{base}page/{n}/" for n in range(1, count + 1)]
         for n in range(1, count + 1):
-            fp = Fingerprinter()  # one per page: the views of a page live as long as its task
             start = (n - 1) * size
-            self.ctx.placeholders.prefetch(uris[start : start + size])
-            views = [v for v in (self.builder.standalone(u) for u in uris[start : start + size]) if v]
+            items = uris[start : start + size]
             stream = StreamView(self.stream_title, base, total, start)
             page = self._page(
                 dir=urls[n - 1].rstrip("/"),
@@ -433,9 +456,22 @@ class SiteRenderer:
                 description=config.description,
                 pagination=Pagination(n, count, urls) if count > 1 else None,
             )
-            key = digest(self.global_key, "stream.html", repr(page), repr(stream), *(fp.media(v) for v in views))
+            head = (self.global_key, "stream.html", repr(page), repr(stream))
+            known = self.ctx.digests.get(items) if self.ctx.digests is not None else {}
+            if len(known) == len(items):  # every item was fingerprinted on its album's pages
+                key = digest(*head, *(media_key(known[u]) for u in items))  # as fp.media of a standalone view
+                yield PageTask(f"{urls[n - 1]}index.html", "stream.html", page, {"stream": stream}, key,
+                               late=lambda items=items: {"media": self._stream_views(items)})
+                continue
+            fp = Fingerprinter()  # one per page: the views of a page live as long as its task
+            views = self._stream_views(items)
+            key = digest(*head, *(fp.media(v) for v in views))
             context = {"stream": stream, "media": views}
             yield PageTask(f"{urls[n - 1]}index.html", "stream.html", page, context, key, views=len(views))
+
+    def _stream_views(self, uris: list[str]) -> list[MediaView]:
+        self.ctx.placeholders.prefetch(uris)
+        return [v for v in (self.builder.standalone(u) for u in uris) if v]
 
     def _feed(self, title: str, uris: list[str], html_url: str, self_path: str) -> FeedView:
         config = self.ctx.config
@@ -513,7 +549,7 @@ class SiteRenderer:
 
     def _album_tasks(self, uri: str) -> Iterator[PageTask]:
         config = self.ctx.config
-        fp = Fingerprinter()
+        fp = Fingerprinter(self._remember if self.ctx.digests is not None else None)
         album = self.builder.album(uri)
         private = self.ctx.gallery.albums[uri].private
         hidden = {"private": True, "robots": "noindex,nofollow"} if private else {}
@@ -558,7 +594,8 @@ class SiteRenderer:
         if not task.template:  # generated text (sitemaps, robots.txt)
             return Page(task.dest_uri, task.context["text"].encode("utf-8"), "")
         try:
-            text = self.env.get_template(task.template).render(site=self.site, page=task.page, **task.context)
+            context = task.context if task.late is None else {**task.context, **task.late()}
+            text = self.env.get_template(task.template).render(site=self.site, page=task.page, **context)
         except Exception as exc:
             where = getattr(exc, "filename", None) or task.template
             line = getattr(exc, "lineno", None)
