@@ -71,6 +71,7 @@ def make_environment(dirs: list[Path], language: str, links: str, base_url: str)
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=["jinja2.ext.i18n"],
+        auto_reload=False,  # one environment per build: no need to stat a template file on every page
     )
     gettext, ngettext = gettext_for(language)
     env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
