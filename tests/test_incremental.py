@@ -407,3 +407,32 @@ def test_stream_pages_reuse_album_fingerprints_and_agree_with_their_views(tmp_pa
     assert len(keys) == 2 and keys[0] == keys[1]
     for page in ("stream/index.html", "stream/page/2/index.html", "stream/page/3/index.html"):
         assert (site_a / page).read_bytes() == (site_b / page).read_bytes()
+
+
+def test_two_pages_claiming_one_path_stop_the_build(gallery, tmp_path, monkeypatch):
+    from albumen.cache import BuildCache
+    from albumen.render.pages import SiteRenderer
+
+    cache = BuildCache(tmp_path / "claims")
+    assert cache.claim_pages([("a/index.html", "album.html"), ("a/p1/index.html", "media.html")]) is None
+    assert cache.claim_pages([("b/index.html", "album.html"), ("a/p1/index.html", "album.html")]) == (
+        "a/p1/index.html", "media.html", "album.html")
+    assert cache.claim_pages([("c/index.html", "x.html"), ("c/index.html", "y.html")]) == (
+        "c/index.html", "x.html", "y.html")
+    assert cache.claim_pages([("b/index.html", "album.html")]) is None  # a refused batch recorded nothing
+    cache.forget_claims()
+    assert cache.claim_pages([("a/index.html", "album.html")]) is None
+    cache.close()
+
+    real = SiteRenderer.tasks
+
+    def twice(self, listed=()):  # a renderer that lists one page twice
+        first = None
+        for task in real(self, listed):
+            first = first or task
+            yield task
+        yield first
+
+    monkeypatch.setattr(SiteRenderer, "tasks", twice)
+    result = build_site(gallery, tmp_path / "site", expect=1)
+    assert "two pages claim one output path" in result.stderr

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .cache import BuildCache, default_cache_dir
 from .config import LoadedConfig
-from .errors import SourceError, UsageError
+from .errors import BuildError, SourceError, UsageError
 from .fsutil import TMP_PREFIX
 from .model import Gallery, Skipped
 from .pool import WorkerPool
@@ -343,6 +343,13 @@ class _PageWriter:
         self.offered, self.held = [], 0
         if not offered:
             return
+        conflict = cache.claim_pages([(t.dest_uri, t.template) for t in offered])
+        if conflict is not None:
+            uri, before, now = conflict
+            raise BuildError(
+                f"two pages claim one output path: {uri} ({before or 'generated'} and {now or 'generated'})",
+                hint="rename one of the folders or files involved",
+            )
         recorded = cache.page_keys(t.dest_uri for t in offered)
         pending = [t for t in offered if self._changed(t, recorded.get(t.dest_uri))]
         cache.mark_current(t.dest_uri for t in offered)
@@ -446,6 +453,7 @@ class _EarlyPages:
         if self.stopped:
             self.writer.flush()
             self.writer.renderer.forget_listed()
+            self.writer.cache.forget_claims()  # every page is listed again
             return set()
         if self.current is not None:
             for task in self.current:

@@ -79,6 +79,7 @@ class BuildCache(ScanCache):
             CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
             CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
             CREATE TEMP TABLE IF NOT EXISTS view_digests (uri TEXT PRIMARY KEY, digest TEXT);
+            CREATE TEMP TABLE IF NOT EXISTS claims (dest_uri TEXT PRIMARY KEY, template TEXT);
             """
         )
         if "size" not in {row[1] for row in db.execute("PRAGMA table_info(outputs)")}:
@@ -210,6 +211,23 @@ class BuildCache(ScanCache):
     def forget_other_pages(self) -> None:
         """Drop the keys of pages that are not among this build's current outputs."""
         self.db.execute("DELETE FROM pages WHERE dest_uri NOT IN (SELECT dest_uri FROM temp.current_outputs)")
+
+    # -- pages listed by this build: two may not claim one path --------------------------
+    def claim_pages(self, rows: list[tuple[str, str]]) -> tuple[str, str, str] | None:
+        """Record (dest_uri, template) of pages listed; returns (dest_uri, template before, template now)
+        of a path listed twice (nothing is recorded then)."""
+        seen: dict[str, str] = {}
+        for uri, template in rows:
+            if uri in seen:
+                return uri, seen[uri], template
+            seen[uri] = template
+        for uri, before in self._select_in("temp.claims", "dest_uri", seen):
+            return uri, before, seen[uri]
+        self._transaction("INSERT INTO temp.claims VALUES (?, ?)", rows)
+        return None
+
+    def forget_claims(self) -> None:
+        self.db.execute("DELETE FROM temp.claims")
 
     # -- digests of this build's media views (see render.pages.ViewDigests) ----------
     def put_view_digests(self, rows: Iterable[tuple[str, str]]) -> None:

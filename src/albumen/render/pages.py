@@ -350,9 +350,6 @@ class SiteRenderer:
         self.feeds_on = bool(config.feeds.enabled and config.url)
         self.sitemap_on = bool(config.feeds.sitemap and config.url)
         self.global_key = digest(__version__, _theme_fingerprint(dirs), repr(config), repr(self.site))
-        # every page listed so far, by the hash of its output path (a 100,000-photo site would hold
-        # 100,000 paths otherwise; for two paths to share a 64-bit hash is beyond unlikely)
-        self._seen: dict[int, str] = {}
         self._sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page listed
         self._digest_rows: list[tuple[str, str]] = []  # for ctx.digests, sent in batches
         self.notes: list[str] = []
@@ -394,14 +391,12 @@ class SiteRenderer:
     def album_pages(self, uri: str) -> Iterator[PageTask]:
         """The pages of one published album (its pages and its media's), listed as the site's."""
         for task in self._album_tasks(uri):
-            _claim(self._seen, task)
             if self.sitemap_on and not task.page.private:
                 self._sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
             yield task
 
     def forget_listed(self) -> None:
         """The gallery changed after some albums' pages were listed (files failed): list them all again."""
-        self._seen.clear()
         self._sitemap.clear()
 
     def tasks(self, listed: Container[str] = ()) -> Iterator[PageTask]:
@@ -418,23 +413,16 @@ class SiteRenderer:
         self._send_digests()
         if self.ctx.config.stream.enabled:
             for task in self._stream_tasks(order):
-                _claim(self._seen, task)
                 if self.sitemap_on:
                     self._sitemap.append((task.page.dir + "/", ""))
                 yield task
         if self.feeds_on:
-            for task in self._feed_tasks(order):
-                _claim(self._seen, task)
-                yield task
+            yield from self._feed_tasks(order)
         page = self._page(dir="", title=self.builder.gettext("Page not found"), kind="404", robots="noindex")
-        task = PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
-        _claim(self._seen, task)
-        yield task
+        yield PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
         if self.sitemap_on:
             self._sitemap.sort()  # albums may be listed in any order (see album_pages): the file is stable
-            for task in self._sitemap_tasks(self._sitemap):
-                _claim(self._seen, task)
-                yield task
+            yield from self._sitemap_tasks(self._sitemap)
 
     def _stream_tasks(self, order: list[str]) -> Iterator[PageTask]:
         config = self.ctx.config
@@ -628,17 +616,6 @@ _LANGUAGES = {"en": "English", "fr": "Français", "de": "Deutsch", "es": "Españ
 
 def _language_name(code: str) -> str:
     return _LANGUAGES.get(code.split("-")[0].lower(), code) if code else "Captions"
-
-
-def _claim(seen: dict[int, str], task: PageTask) -> None:
-    """Two pages claiming one output path is a build error (found when the second is listed)."""
-    key = hash(task.dest_uri)
-    if key in seen:
-        raise BuildError(
-            f"two pages claim one output path: {task.dest_uri} ({seen[key]} and {task.template})",
-            hint="rename one of the folders or files involved",
-        )
-    seen[key] = task.template
 
 
 def folder_index_pages(dest_uris: Iterable[str], links: str = "directory") -> list[Page]:
