@@ -188,13 +188,17 @@ class ViewBuilder:
         position = self._position(album, uri)
         return self.media_view(media, position, len(album.media), Link(album.title, self.album_url(album.src_uri)))
 
+    def forget_positions(self) -> None:
+        """Albums changed (files failed and left them): places are looked up again."""
+        self._positions.clear()
+
     def _position(self, album, uri: str) -> int:
         """1-based place of a media in its album (1 if not listed there)."""
         if len(album.media) < 64:
             return album.media.index(uri) + 1 if uri in album.media else 1
         # a big album (all of a library in one folder): its stream items would each search the list
         places = self._positions.get(album.src_uri)
-        if places is None:
+        if places is None or len(places) != len(album.media):  # (an album loses the files that failed)
             if len(self._positions) >= 8:
                 self._positions.clear()
             places = self._positions[album.src_uri] = {u: i for i, u in enumerate(album.media, 1)}
@@ -398,6 +402,7 @@ class SiteRenderer:
     def forget_listed(self) -> None:
         """The gallery changed after some albums' pages were listed (files failed): list them all again."""
         self._sitemap.clear()
+        self.builder.forget_positions()
 
     def tasks(self, listed: Container[str] = ()) -> Iterator[PageTask]:
         """Every page of the site, but those of the albums in `listed` (see album_pages).
