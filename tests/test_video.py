@@ -188,3 +188,44 @@ def test_chromium_plays_the_videos(tmp_path, formats):
             browser.close()
     finally:
         server.shutdown()
+
+
+def test_a_video_over_its_time_limit_fails_alone_and_leaves_nothing(tmp_path, monkeypatch):
+    """videos.timeout: a video taking longer is stopped and skipped; the photos beside it are made.
+    In a whole build, what it had written is removed too."""
+    from dataclasses import replace
+
+    from albumen.config import Config
+    from albumen.pool import WorkerPool
+    from albumen.process.executor import run_jobs
+    from albumen.process.plan import plan_jobs, plan_site
+    from albumen.process.specs import VideoJob
+    from albumen.scan import scan_source
+
+    src, out = tmp_path / "p", tmp_path / "site"
+    make_video(src / "slow.mp4", seconds=6.0, size=(640, 480), codec="mpeg4")  # transcoded, not remuxed
+    make_jpeg(src / "photo.jpg")
+    config = Config()
+    gallery = scan_source(str(src), config)
+    plan = plan_site(gallery, config, str(out), str(src))
+    jobs = [
+        replace(job, timeout=0.3) if isinstance(job, VideoJob) else job  # the setting's floor is 10 s
+        for job in plan_jobs(gallery, plan, config, str(out), str(src))
+    ]
+    with WorkerPool(2) as pool:
+        results = {r.job_id: r for r in run_jobs(jobs, pool)}
+    assert results["photo.jpg"].ok
+    assert not results["slow.mp4"].ok and "time" in results["slow.mp4"].error.lower(), results["slow.mp4"].error
+    # the worker was stopped mid-write: its temporary file is gone (what it finished, a poster and a
+    # thumbnail, is the build's to remove as stale: the video is not part of the site)
+    assert not [p for p in out.rglob("*") if p.name.startswith(".albumen-tmp-")]
+
+    # the same in a whole build: the video is listed as skipped and nothing of it is published
+    from albumen.process import plan as plan_module
+
+    real = plan_module._video_job
+    monkeypatch.setattr(plan_module, "_video_job", lambda *a, **k: replace(real(*a, **k), timeout=0.3))
+    result = build_site(src, out, "-v")
+    assert "skipped: slow.mp4:" in result.stderr
+    assert not [p for p in out.rglob("*") if "slow" in p.name or p.name.startswith(".albumen-tmp-")]
+    assert (out / "photo" / "index.html").is_file() and crawl(out).broken == []

@@ -131,6 +131,7 @@ class WorkerPool:
         timeout: float | Callable[[Any], float] | None = None,
         help_while_starting: bool = False,
         ahead: int = 2,
+        isolate: bool = False,
     ) -> Iterator[tuple[Any, Any]]:
         """Yield (item, result) as tasks finish; result is a TaskFailed when the task failed.
 
@@ -141,11 +142,15 @@ class WorkerPool:
         tenths of a second), this process runs tasks itself and none is queued for the workers; a
         short list may be done before they are up. Only for short tasks that are safe to run
         here: no timeout applies to them.
+        isolate: run in worker processes even with one worker or one task (which otherwise run
+        here, sparing a worker's start-up): for tasks whose timeout must hold (videos), and that a
+        crash must not take this process down with.
         """
         items = list(items)
         if not items:
             return
-        if not self.parallel or (len(items) == 1 and not (self._pool is not None and self.forked)):
+        here = not self.parallel or (len(items) == 1 and not (self._pool is not None and self.forked))
+        if here and not isolate:
             for item in items:
                 yield item, _run_here(fn, item)
             return
@@ -158,7 +163,7 @@ class WorkerPool:
         running: dict[Any, int] = {}
         try:
             while waiting or running:
-                if helping and waiting and not any(probe.done() for probe in self._probes):
+                if helping and not isolate and waiting and not any(probe.done() for probe in self._probes):
                     i = waiting.popleft()
                     yield items[i], _run_here(fn, items[i])
                     continue

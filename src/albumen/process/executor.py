@@ -7,8 +7,11 @@ timeout) is retried job by job, so one bad file still fails only itself.
 
 from __future__ import annotations
 
+import os
+import posixpath
 from collections.abc import Iterable, Iterator
 
+from ..fsutil import TMP_PREFIX
 from ..pool import TaskFailed, WorkerPool
 from .specs import ImageJob, JobResult, VideoJob
 from .worker import run_job, run_jobs_batch
@@ -42,6 +45,7 @@ def run_jobs(
 
     def paired(job, outcome) -> JobResult:
         if isinstance(outcome, TaskFailed):
+            _remove_temp_files(job)  # a worker stopped mid-write (timed out, crashed) cleaned up nothing
             return JobResult(job.job_id, ok=False, error=str(outcome))
         if not isinstance(outcome, JobResult) or outcome.job_id != job.job_id:
             return JobResult(job.job_id, ok=False, error="worker returned a result for another job")
@@ -52,7 +56,9 @@ def run_jobs(
 
     retry = []
     # four tasks ahead per worker: the build writes pages between results (see build._EarlyPages)
-    results = pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4)
+    # a video's time limit holds and a crash in its decoder fails only it, even with one worker (-j 1)
+    isolate = any(isinstance(task[0], VideoJob) for task in tasks)
+    results = pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4, isolate=isolate)
     del tasks
     for batch, outcome in results:
         if isinstance(outcome, TaskFailed):
@@ -67,3 +73,20 @@ def run_jobs(
         del batch, outcome, by_id
     for job, outcome in pool.run(run_job, retry, timeout=lambda j: getattr(j, "timeout", timeout)):
         yield paired(job, outcome)
+
+
+def _remove_temp_files(job: ImageJob | VideoJob) -> None:
+    """Temporary files left in the job's output folders (each media has folders of its own; the
+    build writes a media's page there only once its job is done)."""
+    folders = {os.path.join(job.abs_dest_root, *posixpath.dirname(s.dest_uri).split("/")) for s in job.outputs}
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(TMP_PREFIX):
+                try:
+                    os.unlink(os.path.join(folder, name))
+                except OSError:
+                    pass
