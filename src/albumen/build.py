@@ -28,7 +28,7 @@ from pathlib import Path
 from .cache import BuildCache, default_cache_dir
 from .config import LoadedConfig
 from .errors import BuildError, SourceError, UsageError
-from .fsutil import TMP_PREFIX
+from .fsutil import remove_temp_files
 from .model import Gallery, Skipped
 from .pool import WorkerPool
 from .process.executor import run_jobs
@@ -327,6 +327,11 @@ class _PageWriter:
         if len(self.offered) >= 500 or self.held >= 500:
             self.flush()
 
+    def forget_listed(self) -> None:
+        """Every page is to be listed again (files failed and the albums were re-arranged)."""
+        self.renderer.forget_listed()
+        self.cache.forget_claims()
+
     def _changed(self, task, recorded: str | None) -> bool:
         if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
             return recorded != task.key  # (the key it was written with)
@@ -452,8 +457,7 @@ class _EarlyPages:
             return set()
         if self.stopped:
             self.writer.flush()
-            self.writer.renderer.forget_listed()
-            self.writer.cache.forget_claims()  # every page is listed again
+            self.writer.forget_listed()
             return set()
         if self.current is not None:
             for task in self.current:
@@ -745,9 +749,4 @@ def _remove_stale(output: Path, stale: Iterable[tuple[str, int | None, int | Non
 
 def _remove_temp_files(output: Path) -> None:
     for dirpath, _, names in os.walk(output):
-        for name in names:
-            if name.startswith(TMP_PREFIX):
-                try:
-                    os.unlink(os.path.join(dirpath, name))
-                except OSError:
-                    pass
+        remove_temp_files(dirpath, names)

@@ -54,3 +54,19 @@ def same_content(abs_path: str, data: bytes) -> bool:
             return f.read() == data
     except OSError:
         return False
+
+
+def remove_temp_files(folder: str, names: list[str] | None = None) -> None:
+    """Remove the temporary files an interrupted write left in one folder (names: its listing,
+    when the caller has it)."""
+    if names is None:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return
+    for name in names:
+        if name.startswith(TMP_PREFIX):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass

@@ -11,7 +11,7 @@ import os
 import posixpath
 from collections.abc import Iterable, Iterator
 
-from ..fsutil import TMP_PREFIX
+from ..fsutil import remove_temp_files
 from ..pool import TaskFailed, WorkerPool
 from .specs import ImageJob, JobResult, VideoJob
 from .worker import run_job, run_jobs_batch
@@ -78,15 +78,5 @@ def run_jobs(
 def _remove_temp_files(job: ImageJob | VideoJob) -> None:
     """Temporary files left in the job's output folders (each media has folders of its own; the
     build writes a media's page there only once its job is done)."""
-    folders = {os.path.join(job.abs_dest_root, *posixpath.dirname(s.dest_uri).split("/")) for s in job.outputs}
-    for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(TMP_PREFIX):
-                try:
-                    os.unlink(os.path.join(folder, name))
-                except OSError:
-                    pass
+    for folder in {os.path.join(job.abs_dest_root, *posixpath.dirname(s.dest_uri).split("/")) for s in job.outputs}:
+        remove_temp_files(folder)

@@ -19,10 +19,9 @@ ADEQUATE_FACTOR = 1.5
 
 def run_job(job: ImageJob) -> JobResult:
     started = time.perf_counter()
-    written: list[str] = []
+    written: list[tuple[str, int, int]] = []  # (dest_uri, size, mtime_ns) of each file made so far
     try:
         placeholder = _make_outputs(job, written)
-        stamps = _stamps(job, written)
     except ProcessingError as exc:
         _remove(job, written)
         return JobResult(job.job_id, ok=False, error=exc.message, seconds=time.perf_counter() - started)
@@ -33,19 +32,9 @@ def run_job(job: ImageJob) -> JobResult:
             job.job_id, ok=False, error=f"{type(exc).__name__}: {message}"[:300], seconds=time.perf_counter() - started
         )
     return JobResult(
-        job.job_id, ok=True, written=stamps, placeholder=placeholder,
+        job.job_id, ok=True, written=tuple(written), placeholder=placeholder,
         seconds=time.perf_counter() - started,
     )
-
-
-def _stamps(job: ImageJob, written: list[str]) -> tuple[tuple[str, int, int], ...]:
-    """Size and modification time of each file made: a later build removes a stale file only while
-    it is still the one made here (see BuildCache.stamp_outputs)."""
-    stamps = []
-    for dest_uri in written:
-        st = os.stat(os.path.join(job.abs_dest_root, dest_uri))
-        stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
-    return tuple(stamps)
 
 
 def run_jobs_batch(jobs: tuple[ImageJob, ...]) -> list[JobResult]:
@@ -53,20 +42,25 @@ def run_jobs_batch(jobs: tuple[ImageJob, ...]) -> list[JobResult]:
     return [run_job(job) for job in jobs]
 
 
-def _remove(job: ImageJob, written: list[str]) -> None:
-    for dest_uri in written:
+def _remove(job: ImageJob, written: list[tuple[str, int, int]]) -> None:
+    for dest_uri, _, _ in written:
         try:
             os.unlink(os.path.join(job.abs_dest_root, dest_uri))
         except OSError:
             pass
 
 
-def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[str]) -> None:
-    write_atomic(os.path.join(job.abs_dest_root, spec.dest_uri), data)
-    written.append(spec.dest_uri)
+def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[tuple[str, int, int]]) -> None:
+    _record(written, spec.dest_uri, write_atomic(os.path.join(job.abs_dest_root, spec.dest_uri), data))
 
 
-def _make_video_outputs(job: VideoJob, written: list[str]):
+def _record(written: list[tuple[str, int, int]], dest_uri: str, st: os.stat_result) -> None:
+    """Size and modification time of a file made: a later build removes a stale file only while it
+    is still the one made here (see BuildCache.stamp_outputs)."""
+    written.append((dest_uri, st.st_size, st.st_mtime_ns))
+
+
+def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
     from . import engine, video
 
     todo = set(job.todo) if job.todo is not None else None
@@ -90,16 +84,15 @@ def _make_video_outputs(job: VideoJob, written: list[str]):
         if need(spec):
             target = os.path.join(job.abs_dest_root, spec.dest_uri)
             video.make_stream(job, spec, target)
-            written.append(spec.dest_uri)
+            _record(written, spec.dest_uri, os.stat(target))
     for source, dest_uri in job.tracks:
         if todo is None or dest_uri in todo:
             with open(source, "rb") as f:
-                write_atomic(os.path.join(job.abs_dest_root, dest_uri), f.read())
-            written.append(dest_uri)
+                _record(written, dest_uri, write_atomic(os.path.join(job.abs_dest_root, dest_uri), f.read()))
     return placeholder
 
 
-def _make_outputs(job: ImageJob, written: list[str]):
+def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
     from . import engine
 
     if isinstance(job, VideoJob):
