@@ -9,7 +9,7 @@ import pytest
 import pyvips
 from PIL import Image, ImageCms
 
-from conftest import build_site, make_jpeg, make_png, soup, write_config
+from conftest import CORPUS, build_site, make_jpeg, make_png, needs_corpus, soup, write_config
 
 
 def outputs(site: Path, page_dir: str) -> dict[str, Path]:
@@ -120,6 +120,90 @@ def test_originals_are_copied_without_location(tmp_path):
         assert im.getexif().get(0x013B) == "Ann"
         assert im.tobytes() == orig.tobytes()  # same pixels: copied, not re-encoded
     assert Image.open(original).getexif().get_ifd(0x8825)  # the source is untouched
+
+
+def _iptc(*datasets: tuple[int, bytes]) -> bytes:
+    """An APP13 segment: Photoshop resources with an IPTC-IIM block of record-2 datasets."""
+    block = b"".join(b"\x1c\x02" + bytes([n]) + len(v).to_bytes(2, "big") + v for n, v in datasets)
+    digest = b"8BIM\x04\x25\x00\x00" + (16).to_bytes(4, "big") + bytes(16)
+    irb = b"8BIM\x04\x04\x00\x00" + len(block).to_bytes(4, "big") + block + b"\x00" * (len(block) % 2) + digest
+    payload = b"Photoshop 3.0\x00" + irb
+    return b"\xff\xed" + (len(payload) + 2).to_bytes(2, "big") + payload
+
+
+def _with_segment(jpeg: Path, segment: bytes) -> None:
+    data = jpeg.read_bytes()
+    jpeg.write_bytes(data[:2] + segment + data[2:])  # right after SOI
+
+
+def test_originals_lose_the_place_their_iptc_names(tmp_path):
+    from PIL import IptcImagePlugin
+
+    src = tmp_path / "p"
+    original = make_jpeg(src / "kingston.jpg", size=(90, 60), gps=(44.2, -76.5), artist="Ann")
+    # caption (2:120) and copyright (2:116) stay; city (2:90), state (2:95), country (2:101) go
+    _with_segment(original, _iptc(
+        (120, b"Harbour at dusk"), (90, b"Kingston"), (95, b"Ontario"), (101, b"Canada"), (116, b"(c) Ann"),
+    ))
+    # a photo whose APP13 cannot be read loses it whole rather than keep a place in it
+    broken = make_jpeg(src / "broken.jpg", size=(90, 60))
+    bad = b"Photoshop 3.0\x008BIM\x04\x04\x00\x00\x7f\xff\xff\xffSpringfield"  # claims 2 GB of IPTC
+    _with_segment(broken, b"\xff\xed" + (len(bad) + 2).to_bytes(2, "big") + bad)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    published = site / "kingston" / soup(site / "kingston" / "index.html").select_one("a.download")["href"]
+    data = published.read_bytes()
+    for place in (b"Kingston", b"Ontario", b"Canada"):
+        assert place not in data
+    with Image.open(published) as im, Image.open(original) as orig:
+        iptc = IptcImagePlugin.getiptcinfo(im)
+        assert iptc[(2, 120)] == b"Harbour at dusk" and iptc[(2, 116)] == b"(c) Ann"
+        assert not im.getexif().get_ifd(0x8825)
+        assert im.tobytes() == orig.tobytes()  # copied, not re-encoded
+    assert b"8BIM\x04\x25" not in data  # the IPTC digest no longer matched: dropped
+    assert b"Kingston" in original.read_bytes()  # the source is untouched
+    other = site / "broken" / soup(site / "broken" / "index.html").select_one("a.download")["href"]
+    assert b"Springfield" not in other.read_bytes() and b"Photoshop" not in other.read_bytes()
+    with Image.open(other) as im:
+        assert im.size == (90, 60)
+
+
+def test_a_png_whose_xmp_names_a_place_is_published_without_it(tmp_path):
+    from PIL import PngImagePlugin
+
+    src = tmp_path / "p"
+    src.mkdir()
+    xmp = (
+        '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+        '<rdf:Description xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/" photoshop:City="Kingston"/>'
+        "</rdf:RDF></x:xmpmeta>"
+    )
+    info = PngImagePlugin.PngInfo()
+    info.add_itxt("XML:com.adobe.xmp", xmp)
+    Image.new("RGB", (40, 30), (20, 90, 200)).save(src / "map.png", pnginfo=info)
+    Image.new("RGB", (40, 30), (20, 90, 200)).save(src / "plain.png")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    placed = site / "map" / soup(site / "map" / "index.html").select_one("a.download")["href"]
+    plain = site / "plain" / soup(site / "plain" / "index.html").select_one("a.download")["href"]
+    assert b"Kingston" not in placed.read_bytes()
+    with Image.open(placed) as im:
+        assert im.format == "JPEG" and im.size == (40, 30)
+    assert plain.read_bytes() == (src / "plain.png").read_bytes()  # nothing to remove: the file as it is
+
+
+@needs_corpus
+def test_corpus_iptc_places_never_reach_a_published_original(tmp_path):
+    src = tmp_path / "p"
+    src.mkdir()
+    for name in ("exiftool_IPTC.jpg", "exiftool_PhotoMechanic.jpg"):
+        (src / name).write_bytes((CORPUS / "hard" / "metadata" / name).read_bytes())
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    originals = [p for p in site.rglob("*.jpg") if ".original." in p.name]
+    assert len(originals) == 2
+    for path in originals:
+        assert b"ingston" not in path.read_bytes()  # both files name Kingston (one as "kingston")
 
 
 def test_display_p3_is_kept_and_other_profiles_become_srgb(tmp_path):

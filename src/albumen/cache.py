@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .scan import FileRecord, ScanCache
 
-SCHEMA_VERSION = "6"  # 6: content hashes are XXH3-128
+SCHEMA_VERSION = "7"  # 6: content hashes are XXH3-128; 7: records say whether IPTC/XMP name a place
 
 
 def default_cache_dir(source: Path, output: Path, configured: Path | None = None) -> Path:

@@ -66,7 +66,7 @@ class ImagesConfig:
     originals: str = setting(
         "none",
         "'none': originals are not published; 'copy': a download copy of each original is published "
-        "(GPS removed unless keep_metadata is true).",
+        "(where it was taken removed: GPS, IPTC and XMP places; unless keep_metadata is true).",
         choices=("none", "copy"),
     )
     keep_metadata: bool = setting(

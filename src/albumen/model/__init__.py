@@ -44,6 +44,7 @@ class EmbeddedMetadata:
     copyright: str | None = None
     camera: Camera = field(default_factory=Camera)
     gps: GPS | None = None
+    names_place: bool = False  # IPTC or XMP names where it was taken (city, region, country, location, GPS)
 
 
 @dataclass(frozen=True, slots=True)

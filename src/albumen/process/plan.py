@@ -315,7 +315,10 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
             display[fmt] = [spec("display", f"{w}w", w, h, fmt, qualities[fmt]) for w, h in sizes]
     original = None
     if images.originals == "copy":
-        if media.embedded.gps is not None and not keep and info.format not in ("jpeg", "mpo"):
+        # a JPEG loses its location losslessly (see worker.strip_jpeg_location); another format
+        # that names a place is published as a JPEG without it
+        names_place = media.embedded.gps is not None or media.embedded.names_place
+        if names_place and not keep and info.format not in ("jpeg", "mpo"):
             original = spec("original", "original", info.width, info.height, "jpeg", 95)
         else:
             original = spec("original", "original", info.width, info.height, "copy", 0)

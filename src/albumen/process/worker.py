@@ -180,7 +180,8 @@ def _original_bytes(job: ImageJob) -> bytes:
 
 
 def strip_jpeg_location(data: bytes) -> bytes:
-    """Remove the GPS IFD from a JPEG's EXIF and drop its XMP, without re-encoding the pixels."""
+    """Remove where a JPEG was taken, without re-encoding the pixels: the GPS IFD of its EXIF, the
+    place datasets of its IPTC (city, region, country, location), and its XMP (which can repeat both)."""
     from PIL import Image
 
     out = bytearray(data[:2])
@@ -206,7 +207,77 @@ def strip_jpeg_location(data: bytes) -> bytes:
                 segment = b""  # unreadable EXIF: drop it rather than leak a location
         elif marker == 0xE1 and (payload.startswith(b"http://ns.adobe.com/") or b"xmp" in payload[:40].lower()):
             segment = b""
+        elif marker == 0xED:  # APP13: Photoshop resources, where IPTC-IIM lives
+            kept = _without_iptc_place(payload)
+            segment = b"" if kept is None else b"\xff\xed" + (len(kept) + 2).to_bytes(2, "big") + kept
         out += segment
         i += 2 + length
     out += data[i:]
+    return bytes(out)
+
+
+_PHOTOSHOP = b"Photoshop 3.0\x00"
+
+
+def _without_iptc_place(payload: bytes) -> bytes | None:
+    """An APP13 payload without the IPTC datasets that name a place (and without the IPTC digest,
+    which no longer matches). None when the payload cannot be read: the caller drops it whole."""
+    from ..scan.metadata import IPTC_PLACE
+
+    if not payload.startswith(_PHOTOSHOP):
+        return None
+    out = bytearray(_PHOTOSHOP)
+    i = len(_PHOTOSHOP)
+    while i < len(payload):
+        if payload[i:].strip(b"\x00") == b"":  # padding at the end
+            break
+        if payload[i : i + 4] != b"8BIM" or i + 7 > len(payload):
+            return None
+        resource = int.from_bytes(payload[i + 4 : i + 6], "big")
+        name_end = i + 6 + 1 + payload[i + 6]
+        name_end += (name_end - (i + 6)) % 2  # the name (with its length byte) is padded to even
+        if name_end + 4 > len(payload):
+            return None
+        size = int.from_bytes(payload[name_end : name_end + 4], "big")
+        start = name_end + 4
+        end = start + size
+        if end > len(payload):
+            return None
+        data = payload[start:end]
+        if resource == 0x0404:  # IPTC-NAA
+            data = _iptc_without(data, IPTC_PLACE)
+            if data is None:
+                return None
+        if resource != 0x0425:  # the digest of the IPTC block, stale once it changed
+            out += payload[i:name_end] + len(data).to_bytes(4, "big") + data + (b"\x00" if len(data) % 2 else b"")
+        i = end + (size % 2)
+    return bytes(out) if len(out) + 2 <= 0xFFFF else None
+
+
+def _iptc_without(block: bytes, drop: set[tuple[int, int]]) -> bytes | None:
+    """An IPTC-IIM block without the given (record, dataset) entries; None if it is malformed."""
+    out = bytearray()
+    i = 0
+    while i < len(block):
+        if block[i] != 0x1C:
+            if block[i:].strip(b"\x00") == b"":
+                break
+            return None
+        if i + 5 > len(block):
+            return None
+        record, dataset = block[i + 1], block[i + 2]
+        length = int.from_bytes(block[i + 3 : i + 5], "big")
+        head = 5
+        if length & 0x8000:  # extended: the next (length & 0x7FFF) bytes hold the length
+            count = length & 0x7FFF
+            if count > 4 or i + 5 + count > len(block):
+                return None
+            length = int.from_bytes(block[i + 5 : i + 5 + count], "big")
+            head += count
+        end = i + head + length
+        if end > len(block):
+            return None
+        if (record, dataset) not in drop:
+            out += block[i:end]
+        i = end
     return bytes(out)

@@ -48,6 +48,15 @@ _BOILERPLATE = {
 
 ANIMATABLE = {"gif", "webp"}
 
+# IPTC-IIM datasets (record 2) that say where a photo was taken: content location code and name,
+# city, sub-location, province/state, country code and name.
+IPTC_PLACE = {(2, 26), (2, 27), (2, 90), (2, 92), (2, 95), (2, 100), (2, 101)}
+# XMP properties that do (photoshop:, Iptc4xmpCore:, Iptc4xmpExt:, exif: GPS*), by local name
+_XMP_PLACE = {
+    "City", "State", "Country", "CountryCode", "Location", "Sublocation", "LocationCreated", "LocationShown",
+    "ProvinceState", "CountryName", "GPSLatitude", "GPSLongitude", "GPSAltitude",
+}
+
 
 def read_image(abs_src_path: str, fmt: str, max_pixels: int) -> tuple[MediaInfo, EmbeddedMetadata, list[str]]:
     """Header + metadata of one image. Raises ProcessingError when the file cannot be used."""
@@ -231,6 +240,7 @@ def _embedded(im: Image.Image, exif: Image.Exif, notes: list[str]) -> EmbeddedMe
         copyright=first(xp.get("rights"), ip.get("copyright"), ex.get("copyright")),
         camera=ex.get("camera") or Camera(),
         gps=ex.get("gps"),
+        names_place=bool(ip.get("place") or xp.get("place")),
     )
 
 
@@ -321,6 +331,7 @@ def _read_iptc(im: Image.Image) -> dict:
         "artist": _iptc_text(info.get((2, 80)), encoding),
         "copyright": _iptc_text(info.get((2, 116)), encoding),
     }
+    out["place"] = any(key in info for key in IPTC_PLACE)
     keywords = info.get((2, 25))
     if keywords is not None:
         if not isinstance(keywords, list):
@@ -388,6 +399,7 @@ def read_xmp(data: bytes | str) -> dict:
     orientation = text("tiff", "Orientation")
     if orientation and orientation.isdigit():
         out["orientation"] = int(orientation)
+    out["place"] = any(local in _XMP_PLACE for _ns, local in props)
     return out
 
 
