@@ -5,11 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Debian packages: chromium for the browser tests, ffmpeg for the videos.ffmpeg tests (Albumen itself
+# needs neither: PyAV carries its own FFmpeg)
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+updated=""
+apt_install() {
+  echo "installing Debian's $* for the tests …"
+  [ -n "$updated" ] || { $SUDO apt-get update -qq; updated=1; }
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
-  echo "installing Debian's chromium for the browser tests …"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+  apt_install chromium fonts-dejavu-core
+fi
+if ! command -v ffmpeg >/dev/null 2>&1; then
+  apt_install --no-install-recommends ffmpeg
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -236,6 +236,7 @@ def make_video(
     rotation: int = 0,
     codec: str = "libx264",
     fmt: str = "mp4",
+    metadata: dict[str, str] | None = None,
 ) -> Path:
     """A tiny real video made with PyAV: `black` black frames first, then orange; a 440 Hz tone."""
     import fractions
@@ -246,6 +247,7 @@ def make_video(
 
     path.parent.mkdir(parents=True, exist_ok=True)
     out = av.open(str(path), "w", format=fmt)
+    out.metadata.update(metadata or {})
     video = out.add_stream(codec, rate=fps)
     video.width, video.height = size
     video.pix_fmt = "yuv420p"

@@ -9,7 +9,7 @@ import av
 import pytest
 from PIL import Image, ImageStat
 
-from conftest import CORPUS, build_site, crawl, make_jpeg, make_video, needs_corpus, soup
+from conftest import CORPUS, build_site, crawl, make_jpeg, make_video, needs_corpus, run_cli, soup
 
 
 def probe(path: Path) -> dict:
@@ -229,3 +229,82 @@ def test_a_video_over_its_time_limit_fails_alone_and_leaves_nothing(tmp_path, mo
     assert "skipped: slow.mp4:" in result.stderr
     assert not [p for p in out.rglob("*") if "slow" in p.name or p.name.startswith(".albumen-tmp-")]
     assert (out / "photo" / "index.html").is_file() and crawl(out).broken == []
+
+
+SYSTEM_FFMPEG = shutil.which("ffmpeg")
+needs_ffmpeg = pytest.mark.skipif(
+    SYSTEM_FFMPEG is None, reason="no system ffmpeg on the PATH (scripts/test.sh installs Debian's)"
+)
+
+
+def _logging_ffmpeg(folder: Path, fail: bool = False) -> Path:
+    """A videos.ffmpeg wrapper that logs each call, then runs the real ffmpeg (or fails like it would)."""
+    script = folder / "ff.sh"
+    run = 'echo "Unknown encoder: nothing here" >&2; exit 1' if fail else f'exec "{SYSTEM_FFMPEG}" "$@"'
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{folder / "calls.log"}"\n{run}\n')
+    script.chmod(0o755)
+    return script
+
+
+@needs_ffmpeg
+def test_system_ffmpeg_makes_every_stream(tmp_path):
+    """videos.ffmpeg (a path relative to the config): the system ffmpeg makes the streams, upright,
+    in every format asked for, with audio, playable from the start (moov first), metadata gone."""
+    src = tmp_path / "p"
+    where = {"title": "Home", "location": "+44.2310-076.4860/"}
+    make_video(src / "phone.mp4", seconds=1.0, rotation=90, size=(320, 180), metadata=where)
+    assert probe(src / "phone.mp4")["metadata"]["location"] == where["location"]
+    make_video(src / "ok.mp4", seconds=0.6, size=(160, 120))  # already fine: remuxed when allowed
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    _logging_ffmpeg(cfg)
+    (cfg / "albumen.toml").write_text(
+        '[videos]\nffmpeg = "./ff.sh"\nremux = false\nmax_size = 160\nformats = ["mp4", "webm", "av1"]\n'
+    )
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(cfg / "albumen.toml"))
+    calls = (cfg / "calls.log").read_text().splitlines()
+    assert len(calls) == 6 and all("phone.mp4" in c or "ok.mp4" in c for c in calls)
+    streams = {p.name.split(".")[1] + p.suffix: p for p in (site / "phone").iterdir() if p.suffix in (".mp4", ".webm")}
+    assert sorted(streams) == ["160p-av1.webm", "160p-vp9.webm", "160p.mp4"]
+    expected = {"160p.mp4": ("h264", "aac"), "160p-vp9.webm": ("vp9", "opus"), "160p-av1.webm": ("av1", "opus")}
+    for name, (video, audio) in expected.items():
+        info = probe(streams[name])
+        assert (info["video"].replace("libdav1d", "av1").replace("libaom-av1", "av1"), info["audio"]) == (video, audio)
+        assert info["display"] == (90, 160), name  # turned upright (the source was 320x180 turned 90°)
+        assert 0.8 <= info["duration"] <= 1.3
+        assert not {k.lower() for k in info["metadata"]} & {"title", "location"}, info["metadata"]
+    assert moov_before_mdat(streams["160p.mp4"])
+    with Image.open(next((site / "phone").glob("*.poster.*.jpg"))) as im:
+        assert im.size == (90, 160)
+    # remuxing allowed (the default): an H.264/AAC MP4 that fits is copied by ffmpeg, not re-encoded
+    (cfg / "albumen.toml").write_text('[videos]\nffmpeg = "./ff.sh"\n')
+    (cfg / "calls.log").unlink()
+    site2 = tmp_path / "site2"
+    build_site(src, site2, "-c", str(cfg / "albumen.toml"))
+    calls = (cfg / "calls.log").read_text().splitlines()
+    remuxed = [c for c in calls if "ok.mp4" in c]
+    assert len(remuxed) == 1 and "-c copy" in remuxed[0]
+    copied = next((site2 / "ok").glob("*.mp4"))
+    with av.open(str(copied)) as c, av.open(str(src / "ok.mp4")) as o:
+        assert c.streams.video[0].frames == o.streams.video[0].frames
+    assert moov_before_mdat(copied)
+
+
+@needs_ffmpeg
+def test_a_failing_system_ffmpeg_skips_only_its_video(tmp_path):
+    src = tmp_path / "p"
+    make_video(src / "clip.mp4", seconds=0.5, size=(160, 120), codec="mpeg4")
+    make_jpeg(src / "photo.jpg")
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    _logging_ffmpeg(cfg, fail=True)
+    (cfg / "albumen.toml").write_text('[videos]\nffmpeg = "./ff.sh"\n')
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(cfg / "albumen.toml"))
+    assert "clip.mp4" in result.stderr and "ffmpeg failed: Unknown encoder: nothing here" in result.stderr
+    assert (site / "photo" / "index.html").is_file()
+    assert not [p for p in site.rglob("*") if p.suffix == ".mp4" or p.name.startswith(".albumen-tmp-")]
+    assert crawl(site).broken == []
+    strict = run_cli("build", str(src), "-o", str(tmp_path / "strict"), "-c", str(cfg / "albumen.toml"), "--strict")
+    assert strict.exit_code != 0 and "clip.mp4" in strict.output

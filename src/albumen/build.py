@@ -648,7 +648,9 @@ def _ffmpeg(loaded: LoadedConfig) -> str | None:
     if "/" not in value and os.sep not in value:
         found = shutil.which(value)
         if found is None:
-            raise UsageError(f"videos.ffmpeg: {value!r} is not on the PATH")
+            raise UsageError(
+                f"videos.ffmpeg: {value!r} is not on the PATH (for a file beside the config, write './{value}')"
+            )
         return found
     path = loaded.resolve(value)
     if path is None or not os.access(path, os.X_OK):
