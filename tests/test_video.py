@@ -124,10 +124,11 @@ def test_videos_are_not_re_encoded_when_nothing_changed(tmp_path):
 
 def test_remux_or_transcode_by_settings_and_modern_formats(tmp_path):
     src = tmp_path / "p"
-    clip = make_video(src / "clip.mp4", seconds=0.8, size=(320, 180))
+    clip = make_video(src / "clip.mp4", seconds=0.8, size=(320, 180), metadata={"location": "+44.2310-076.4860/"})
     site = tmp_path / "site"
     build_site(src, site)
     copied = next((site / "clip").glob("*.mp4"))
+    assert "location" not in probe(copied)["metadata"] and "location" in probe(clip)["metadata"]
     assert copied.name.startswith("clip.180p.")
     with av.open(str(copied)) as c, av.open(str(clip)) as o:  # remuxed: same packets, not re-encoded
         assert c.streams.video[0].frames == o.streams.video[0].frames
@@ -140,6 +141,8 @@ def test_remux_or_transcode_by_settings_and_modern_formats(tmp_path):
     assert files == ["90p-av1.webm", "90p-vp9.webm", "90p.mp4"]
     codecs = {p.name.split(".")[1]: probe(p)["video"] for p in (site2 / "clip").glob("*.webm")}
     assert codecs["90p-vp9"] == "vp9" and codecs["90p-av1"] in ("av1", "libdav1d", "libaom-av1")
+    for made in (p for p in (site2 / "clip").iterdir() if p.suffix in (".mp4", ".webm")):
+        assert not {k.lower() for k in probe(made)["metadata"]} & {"location", "title"}
     sources = [s["type"] for s in soup(site2 / "clip" / "index.html").select("video source")]
     assert sources[-1] == "video/mp4" and len(sources) == 3
 
