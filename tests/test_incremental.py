@@ -239,6 +239,27 @@ def test_unreadable_cache_is_rebuilt_with_a_warning(gallery, tmp_path, isolated_
     assert "build cache" in result.stderr and "unreadable" in result.stderr
     assert changed(images(before), images(snapshot(site))) == set()  # outputs already there are reused
     assert crawl(site).broken == []
+    again = build_site(gallery, site)  # said once: a build with nothing to do does not repeat it
+    assert "nothing changed" in again.stdout and "build cache" not in again.stderr
+
+
+def test_a_cache_of_another_format_is_started_anew_once(gallery, tmp_path, isolated_cache):
+    import sqlite3
+
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    cache = next(isolated_cache.rglob("cache.sqlite"))
+    with sqlite3.connect(cache) as db:  # as an older Albumen left it
+        db.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
+    db.close()
+    before = snapshot(site)
+    result = build_site(gallery, site)
+    assert "build cache format changed" in result.stderr
+    assert "nothing changed" not in result.stdout  # a real build: the new cache learns every file now
+    assert changed(images(before), images(snapshot(site))) == set()
+    assert crawl(site).broken == []
+    again = build_site(gallery, site)
+    assert "nothing changed" in again.stdout and "format changed" not in again.stderr
 
 
 def test_killed_build_then_rebuild_gives_a_complete_site(tmp_path):

@@ -290,7 +290,8 @@ def _run(
     report.notes += renderer.notes
     cache.set_meta("summary", json.dumps({
         "albums": report.albums, "photos": report.photos, "videos": report.videos, "ignored": report.ignored,
-        "skipped": [[s.src_uri, s.reason] for s in report.skipped], "warnings": report.warnings,
+        "skipped": [[s.src_uri, s.reason] for s in report.skipped],
+        "warnings": [w for w in report.warnings if w not in cache.warnings],  # the cache's are about this run
         "notes": [n for n in report.notes if not n.startswith("created the secret")],
     }))
     cache.set_meta("fingerprint", fingerprint)

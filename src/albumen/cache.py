@@ -94,6 +94,7 @@ class BuildCache(ScanCache):
                 db.execute("BEGIN")
                 for table in ("files", "placeholders", "pages"):
                     db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
+                db.execute("DELETE FROM meta WHERE key = 'fingerprint'")  # so this build is a real one
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         db.execute("SELECT count(*) FROM files").fetchone()  # fails early on a corrupt file
         return db
