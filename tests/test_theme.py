@@ -23,6 +23,25 @@ def test_theme_overrides_file_by_file(tmp_path):
     assert soup(site / "a" / "index.html").select_one(".grid") is not None
 
 
+def test_an_edited_template_is_used_by_the_next_build(tmp_path, isolated_cache):
+    """Templates stay compiled in the build cache between builds; an edit still shows at once."""
+    src = tmp_path / "p"
+    make_jpeg(src / "A" / "a.jpg")
+    theme = tmp_path / "cfg" / "mytheme"
+    (theme / "templates").mkdir(parents=True)
+    page = theme / "templates" / "404.html"
+    page.write_text("{% extends 'base.html' %}{% block main %}<p id=custom>first</p>{% endblock %}")
+    site = tmp_path / "site"
+    conf = str(write_config(tmp_path, 'theme = "mytheme"\n'))
+    build_site(src, site, "-c", conf)
+    assert soup(site / "404.html").select_one("#custom").get_text() == "first"
+    assert list(isolated_cache.rglob("__jinja2_*"))  # compiled templates are kept, in the cache
+    assert not [p for p in site.rglob("*") if "jinja" in p.name]  # never in the published output
+    page.write_text("{% extends 'base.html' %}{% block main %}<p id=custom>second</p>{% endblock %}")
+    build_site(src, site, "-c", conf)
+    assert soup(site / "404.html").select_one("#custom").get_text() == "second"
+
+
 def test_french_translation(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "A" / "a.jpg", date="2024:07:01 10:00:00")

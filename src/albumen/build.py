@@ -476,7 +476,10 @@ def _renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config, theme
     from .render.pages import RenderContext, SiteRenderer
 
     renderer = SiteRenderer(
-        RenderContext(gallery, plan, _CachedPlaceholders(plan, cache), config, theme, digests=_ViewDigests(cache))
+        RenderContext(
+            gallery, plan, _CachedPlaceholders(plan, cache), config, theme, digests=_ViewDigests(cache),
+            compiled=cache.folder,
+        )
     )
     renderer.compile_templates()
     return renderer

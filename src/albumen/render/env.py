@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from urllib.parse import quote
 
+import jinja2
 from jinja2 import (
     ChoiceLoader,
     Environment,
+    FileSystemBytecodeCache,
     FileSystemLoader,
     StrictUndefined,
     pass_context,
@@ -62,7 +65,30 @@ def absolute_url(base: str, target: str, links: str = "directory") -> str:
     return base + quote(target, safe="/._-~")
 
 
-def make_environment(dirs: list[Path], language: str, links: str, base_url: str) -> Environment:
+def _bytecode_cache(folder: Path | None) -> FileSystemBytecodeCache | None:
+    """Compiled templates kept between builds (~50 ms of compiling saved per build, which a small
+    site's rebuild in `albumen serve` feels). Jinja checks each template's source and the Python
+    version; the environment's options are not part of its key, so they name the folder."""
+    if folder is None:
+        return None
+    from .. import __version__
+
+    options = f"{__version__}|{jinja2.__version__}|{_OPTIONS}"
+    path = folder / f"templates-{hashlib.sha256(options.encode()).hexdigest()[:12]}"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return FileSystemBytecodeCache(str(path))
+
+
+_OPTIONS = "autoescape html xml svg|StrictUndefined|trim_blocks|lstrip_blocks|i18n newstyle"
+
+
+def make_environment(
+    dirs: list[Path], language: str, links: str, base_url: str, compiled: Path | None = None
+) -> Environment:
+    """compiled: a folder (the build cache's) where templates stay compiled between builds."""
     loader = ChoiceLoader([FileSystemLoader(str(d / "templates")) for d in dirs])
     env = Environment(
         loader=loader,
@@ -72,6 +98,7 @@ def make_environment(dirs: list[Path], language: str, links: str, base_url: str)
         lstrip_blocks=True,
         extensions=["jinja2.ext.i18n"],
         auto_reload=False,  # one environment per build: no need to stat a template file on every page
+        bytecode_cache=_bytecode_cache(compiled),
     )
     gettext, ngettext = gettext_for(language)
     env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]

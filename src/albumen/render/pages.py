@@ -80,6 +80,7 @@ class RenderContext:
     # with a store, a stream page whose items' views were all fingerprinted with their albums has
     # its key worked out without building those views again (only a page to render builds them)
     digests: ViewDigests | None = None
+    compiled: Path | None = None  # a folder to keep compiled templates in between builds
 
 
 def static_files(theme: Path | None) -> dict[str, Path]:
@@ -331,7 +332,7 @@ class SiteRenderer:
         self.ctx = ctx
         config = ctx.config
         dirs = theme_dirs(ctx.theme)
-        self.env = make_environment(dirs, config.language, config.pages.links, config.url)
+        self.env = make_environment(dirs, config.language, config.pages.links, config.url, ctx.compiled)
         self.static = static_files(ctx.theme)
         self.builder = ViewBuilder(ctx)
         gettext = self.builder.gettext
