@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 # needs neither: PyAV carries its own FFmpeg)
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 updated=""
-apt_install() {
-  echo "installing Debian's $* for the tests …"
+apt_install() {  # apt_install [--no-install-recommends] PACKAGE...
+  local names="" arg
+  for arg in "$@"; do [[ "$arg" == --* ]] || names+=" $arg"; done
+  echo "installing Debian's$names for the tests …"
   [ -n "$updated" ] || { $SUDO apt-get update -qq; updated=1; }
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
 }
