@@ -255,9 +255,7 @@ def _run(
     writer = writer or _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report)
     renderer = writer.renderer
     statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
-    cache.add_outputs(
-        (spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs), current=True
-    )
+    cache.add_outputs(spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs)
     cache.reserve_outputs(statics, current=True)  # copied at the end (stamped then)
     reporter.phase("Writing pages")
     writer.reporter = reporter

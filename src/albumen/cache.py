@@ -260,16 +260,13 @@ class BuildCache(ScanCache):
             (name, other_than),
         ).fetchone()
 
-    def add_outputs(self, dest_uris: Iterable[str], current: bool = False) -> None:
-        """Record paths this tool writes or wrote (a recorded path keeps its stamp).
-
-        current=True also counts them among this build's outputs (see stale_outputs)."""
-        rows = ((u,) for u in dest_uris)
-        insert = "INSERT OR IGNORE INTO outputs (dest_uri) VALUES (?)"
-        if current:
-            self._transaction(insert, rows, "INSERT OR IGNORE INTO temp.current_outputs VALUES (?)")
-        else:
-            self._transaction(insert, rows)
+    def add_outputs(self, dest_uris: Iterable[str]) -> None:
+        """Record paths this tool wrote (a recorded path keeps its stamp) and count them among this
+        build's outputs (see stale_outputs)."""
+        self._transaction(
+            "INSERT OR IGNORE INTO outputs (dest_uri) VALUES (?)", ((u,) for u in dest_uris),
+            "INSERT OR IGNORE INTO temp.current_outputs VALUES (?)",
+        )
 
     def reserve_outputs(self, dest_uris: Iterable[str], current: bool = False) -> None:
         """Record paths about to be (re)written, before writing them, without a stamp: an interrupted

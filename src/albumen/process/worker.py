@@ -229,9 +229,9 @@ def _without_iptc_place(payload: bytes) -> bytes | None:
     out = bytearray(_PHOTOSHOP)
     i = len(_PHOTOSHOP)
     while i < len(payload):
-        if payload[i:].strip(b"\x00") == b"":  # padding at the end
-            break
         if payload[i : i + 4] != b"8BIM" or i + 7 > len(payload):
+            if not payload[i:].strip(b"\x00"):  # padding at the end
+                break
             return None
         resource = int.from_bytes(payload[i + 4 : i + 6], "big")
         name_end = i + 6 + 1 + payload[i + 6]
