@@ -95,8 +95,22 @@ def test_zero_config_build_is_complete_and_has_no_broken_links(small_tree, tmp_p
     # the empty album is left out
     assert not (site / "empty").exists()
     # every folder of the output has an index.html
+    redirects = 0
     for folder, _, files in os.walk(site):
         assert "index.html" in files, folder
+        refresh = soup(Path(folder) / "index.html").select_one("meta[http-equiv=refresh]")
+        if refresh is None:
+            continue
+        redirects += 1  # a folder without a page of its own sends the visitor to the nearest one above
+        href = refresh["content"].split("url=", 1)[1]
+        target = (Path(folder) / href).resolve()
+        assert target in Path(folder).resolve().parents, (folder, href)
+        assert not soup(target / "index.html").select_one("meta[http-equiv=refresh]"), (folder, href)
+        between = Path(folder).resolve().parent
+        while between != target:  # nothing nearer has a page
+            assert soup(between / "index.html").select_one("meta[http-equiv=refresh]"), (folder, between)
+            between = between.parent
+    assert redirects >= 1
 
 
 def test_album_page_content(small_tree, tmp_path):

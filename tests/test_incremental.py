@@ -457,3 +457,48 @@ def test_two_pages_claiming_one_path_stop_the_build(gallery, tmp_path, monkeypat
     monkeypatch.setattr(SiteRenderer, "tasks", twice)
     result = build_site(gallery, tmp_path / "site", expect=1)
     assert "two pages claim one output path" in result.stderr
+
+
+def test_file_records_are_found_folder_by_folder(tmp_path):
+    """The cache hands the scan one folder's records at a time; none may be lost or mixed up
+    between a folder, its sub-folders and folders whose names sort next to it."""
+    from albumen.cache import BuildCache
+    from albumen.scan import FileRecord
+
+    uris = ["top.jpg", "a/one.jpg", "a/b/two.jpg", "a/b/c/three.jpg", "a0/four.jpg", "a b/five.jpg",
+            "a-b/six.jpg", "ä/seven.jpg", "a/ä/eight.jpg", "b/nine.jpg", "a/zz.jpg", "a/Ωmega.jpg"]
+    cache = BuildCache(tmp_path / "c")
+    for i, uri in enumerate(uris):
+        cache.put_file(uri, 100 + i, 1000 + i, FileRecord("image", "jpeg", content_hash=f"h{i}"))
+    cache.close()
+
+    cache = BuildCache(tmp_path / "c")
+    order = sorted(uris, key=lambda u: (u.rpartition("/")[0], u))  # as the scan asks: folder by folder
+    for uri in order:
+        i = uris.index(uri)
+        record = cache.get_file(uri, 100 + i, 1000 + i)
+        assert record is not None and record.content_hash == f"h{i}", uri
+    assert cache.get_file("a/one.jpg", 101, 9999) is None  # changed since: read again
+    assert cache.get_file("a/b/one.jpg", 101, 1001) is None  # another file of the same name
+    assert cache.get_file("b/nine.jpg", 109, 1009).content_hash == "h9"  # a folder asked for again
+    assert cache.get_file("a/one.jpg", 101, 1001).content_hash == "h1"
+    cache.forget_missing(set(uris) - {"a/b/two.jpg"})
+    cache.close()
+
+    cache = BuildCache(tmp_path / "c")
+    assert cache.get_file("a/b/two.jpg", 102, 1002) is None
+    assert cache.get_file("a/b/c/three.jpg", 103, 1003).content_hash == "h3"
+    cache.close()
+
+
+def test_folders_without_a_page_are_found_by_the_cache(tmp_path):
+    from albumen.cache import BuildCache
+
+    cache = BuildCache(tmp_path / "c")
+    cache.add_outputs(["index.html", "a/index.html", "a/b/c/x.jpg", "a/b/y.jpg", "d/e.jpg", "p/tok/index.html",
+                       "p/tok/q/z.jpg", "ä/ö/index.html", "static/app.css", "static/icons/i.svg"])
+    assert cache.folders_without_index() == [
+        ("a/b", "a"), ("a/b/c", "a"), ("d", ""), ("p", ""), ("p/tok/q", "p/tok"), ("static", ""),
+        ("static/icons", ""), ("ä", ""),
+    ]
+    cache.close()

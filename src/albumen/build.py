@@ -265,7 +265,7 @@ def _run(
     del writer, listed
     from .render.pages import folder_index_pages
 
-    indexes = folder_index_pages(cache.current_outputs(), config.pages.links)
+    indexes = folder_index_pages(cache.folders_without_index(), config.pages.links)
     cache.reserve_outputs((p.dest_uri for p in indexes), current=True)
     for page in indexes:
         sink.write(page.dest_uri, page.content)

@@ -37,21 +37,33 @@ class MediaPlan:
     src_uri: str
     dest_dir: str  # the photo page lives at dest_dir/index.html
     thumb: OutputSpec
-    display: dict[str, list[OutputSpec]]  # format -> outputs, smallest first
+    # every display image, grouped by format (JPEG first), smallest first within a format: one flat
+    # tuple, not a dict of lists (~250 bytes less per photo: ~25 MB at 100,000 photos); see `display`
+    images: tuple[OutputSpec, ...]
     original: OutputSpec | None = None
     # tuples, and () for a photo: one shared empty value instead of two lists per photo
     videos: tuple[OutputSpec, ...] = ()  # best first; MP4 (or the copied file) last
     tracks: tuple[tuple[OutputSpec, str], ...] = ()  # caption files and their language
 
     @property
+    def display(self) -> dict[str, list[OutputSpec]]:
+        """format -> its display images, smallest first (JPEG first)."""
+        out: dict[str, list[OutputSpec]] = {}
+        for spec in self.images:
+            out.setdefault(spec.format, []).append(spec)
+        return out
+
+    @property
     def outputs(self) -> list[OutputSpec]:
-        out = [self.thumb] + [o for specs in self.display.values() for o in specs]
-        out += [*self.videos, *(spec for spec, _ in self.tracks)]
+        out = [self.thumb, *self.images, *self.videos, *(spec for spec, _ in self.tracks)]
         return out + ([self.original] if self.original else [])
 
     @property
     def largest(self) -> OutputSpec:
-        return self.display["jpeg"][-1] if "jpeg" in self.display else next(iter(self.display.values()))[-1]
+        """The biggest JPEG display image (or of the first format when there is no JPEG)."""
+        first = self.images[0].format
+        fmt = "jpeg" if any(spec.format == "jpeg" for spec in self.images) else first
+        return [spec for spec in self.images if spec.format == fmt][-1]
 
 
 @dataclass
@@ -236,7 +248,7 @@ def _plan_video(media: Media, dest_dir: str, config: Config) -> MediaPlan:
         draft = OutputSpec("", "track", 0, 0, "vtt", n)
         digest = derivative_hash(media.content_hash + track_uri, recipe_text(draft, job_text, False))
         tracks.append((OutputSpec(f"{dest_dir}/{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
-    return MediaPlan(media.src_uri, dest_dir, thumb, {"jpeg": [poster]}, videos=tuple(streams), tracks=tuple(tracks))
+    return MediaPlan(media.src_uri, dest_dir, thumb, (poster,), videos=tuple(streams), tracks=tuple(tracks))
 
 
 def _video_job(
@@ -251,7 +263,7 @@ def _video_job(
         src_height=info.height,
         rotation=info.rotation,
         duration=info.duration,
-        poster=media_plan.display["jpeg"][0],
+        poster=media_plan.images[0],
         thumb=media_plan.thumb,
         videos=media_plan.videos,
         tracks=tuple(
@@ -300,19 +312,19 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
     thumb = spec("thumb", "thumb", tw, th, "jpeg", images.quality, crop)
-    display: dict[str, list[OutputSpec]] = {}
+    display: list[OutputSpec] = []
     sizes = display_geometry(info.width, info.height, images.sizes)
     qualities = {"jpeg": images.quality, "webp": images.webp_quality, "avif": images.avif_quality}
     if animated:
         w, h = sizes[-1]
         base_fmt = "gif" if info.format == "gif" else "webp"
-        display[base_fmt] = [spec("display", f"{w}w", w, h, base_fmt, qualities.get(base_fmt, 80), anim=True)]
+        display.append(spec("display", f"{w}w", w, h, base_fmt, qualities.get(base_fmt, 80), anim=True))
         if "webp" in images.formats and base_fmt != "webp":
-            display["webp"] = [spec("display", f"{w}w", w, h, "webp", images.webp_quality, anim=True)]
+            display.append(spec("display", f"{w}w", w, h, "webp", images.webp_quality, anim=True))
     else:
         formats = ["jpeg"] + [f for f in images.formats if f != "jpeg"]
         for fmt in formats:
-            display[fmt] = [spec("display", f"{w}w", w, h, fmt, qualities[fmt]) for w, h in sizes]
+            display += [spec("display", f"{w}w", w, h, fmt, qualities[fmt]) for w, h in sizes]
     original = None
     if images.originals == "copy":
         # a JPEG loses its location losslessly (see worker.strip_jpeg_location); another format
@@ -322,7 +334,7 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
             original = spec("original", "original", info.width, info.height, "jpeg", 95)
         else:
             original = spec("original", "original", info.width, info.height, "copy", 0)
-    return MediaPlan(media.src_uri, dest_dir, thumb, display, original)
+    return MediaPlan(media.src_uri, dest_dir, thumb, tuple(display), original)
 
 
 def _image_job(media: Media, media_plan: MediaPlan, config: Config, abs_dest_root: str, abs_source_root: str) -> ImageJob:

@@ -261,7 +261,7 @@ class ViewBuilder:
 
     def _video(self, media: Media, plan) -> dict:
         duration = media.info.duration
-        poster = plan.display["jpeg"][-1]
+        poster = plan.images[0]  # a video has one display image: its poster
         return {
             "sources": [{"src": s.dest_uri, "mime": VIDEO_MIME[s.format]} for s in plan.videos],
             "poster": _image_ref(poster),
@@ -624,27 +624,15 @@ def _language_name(code: str) -> str:
     return _LANGUAGES.get(code.split("-")[0].lower(), code) if code else "Captions"
 
 
-def folder_index_pages(dest_uris: Iterable[str], links: str = "directory") -> list[Page]:
+def folder_index_pages(folders: Iterable[tuple[str, str]], links: str = "directory") -> list[Page]:
     """An index.html for every output folder that has none, so a server never lists a folder.
 
-    Each one sends the visitor to the nearest folder above it that has a real page.
+    folders: (folder, the nearest folder above it with a real page); each page sends the visitor there.
     """
     from .env import relative_url
 
-    have = set()
-    folders: set[str] = set()
-    for uri in dest_uris:
-        folder, _, name = uri.rpartition("/")
-        if name == "index.html":
-            have.add(folder)
-        while folder and folder not in folders:
-            folders.add(folder)
-            folder = folder.rpartition("/")[0]
     pages = []
-    for folder in sorted(folders - have):
-        target = posixpath.dirname(folder)
-        while target and target not in have:
-            target = posixpath.dirname(target)
+    for folder, target in folders:
         href = relative_url(folder, f"{target}/" if target else "", links)
         body = (
             '<!doctype html><html><head><meta charset="utf-8"><meta name="robots" content="noindex">'
