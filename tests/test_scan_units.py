@@ -112,3 +112,28 @@ def test_sort_keeps_missing_values_last_both_ways():
     items = [Item("a", 2), Item("b", None), Item("c", 1)]
     assert [i.name for i in sort_items(items, "v", key)] == ["c", "a", "b"]
     assert [i.name for i in sort_items(items, "-v", key)] == ["a", "c", "b"]
+
+
+def test_equal_metadata_is_one_shared_object_whether_read_or_cached(tmp_path):
+    """A library's photos mostly share a camera and a size: the scan keeps one copy of each, both
+    for files read now and for records from the cache (memory at 100,000 photos)."""
+    from conftest import make_jpeg
+
+    from albumen.cache import BuildCache
+    from albumen.config import Config
+    from albumen.scan import scan_source
+
+    src = tmp_path / "photos"
+    for i in range(3):
+        make_jpeg(src / "a" / f"p{i}.jpg", size=(80, 60), make="Fuji", model="X-T5", date=f"2024:05:0{i + 1} 10:00:00")
+    make_jpeg(src / "b" / "other.jpg", size=(60, 80), make="Canon", model="R6")
+    for cache in (BuildCache(tmp_path / "c"), BuildCache(tmp_path / "c")):  # read, then cached
+        gallery = scan_source(str(src), Config(), cache)
+        cache.close()
+        fuji = [gallery.media[f"a/p{i}.jpg"] for i in range(3)]
+        assert all(m.info is fuji[0].info for m in fuji)
+        assert all(m.embedded.camera is fuji[0].embedded.camera for m in fuji)
+        assert fuji[0].embedded.camera.make == "Fuji" and fuji[0].info.width == 80
+        assert len({m.embedded.date for m in fuji}) == 3  # their own dates stay their own
+        other = gallery.media["b/other.jpg"]
+        assert other.info is not fuji[0].info and other.embedded.camera.model == "R6"

@@ -189,7 +189,6 @@ def _run(
     cache.set_meta("fingerprint", None)
     gallery = scan_source(str(source), config, cache, reporter, pool, walked=(listings, walk_report))
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
-    _share_equal_values(gallery)
     plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, report))
     _warn_public_leftovers(gallery, config, output, cache, report)
 
@@ -559,22 +558,6 @@ def _restore_summary(text: str | None, report: BuildReport) -> bool:
     except (ValueError, KeyError, TypeError):
         return False
     return True
-
-
-def _share_equal_values(gallery: Gallery) -> None:
-    """Equal metadata becomes one shared object (frozen values, so nothing can tell the difference):
-    photos of one camera, or of one size and format, do not each hold a copy read from its file."""
-    shared: dict = {}
-    for media in gallery.media.values():
-        try:
-            media.info = shared.setdefault(media.info, media.info)
-            embedded = media.embedded
-            camera = shared.setdefault(embedded.camera, embedded.camera)
-            if camera is not embedded.camera:
-                embedded = replace(embedded, camera=camera)
-            media.embedded = shared.setdefault(embedded, embedded)
-        except TypeError:  # an unhashable value (not expected): keep this one's own
-            continue
 
 
 def _album_forced(album_uri: str, options: BuildOptions) -> bool:

@@ -30,6 +30,7 @@ RESERVED_TOP = {
 # Inside every album: pagination.
 RESERVED_ALBUM = {"page", "index.html", "feed.xml"}
 MAX_THUMB_ASPECT = 3.0
+_SIZES: dict[int, int] = {}  # widths and heights seen so far: a library has few distinct ones
 
 
 @dataclass(slots=True)
@@ -245,9 +246,9 @@ def _plan_video(media: Media, dest_dir: str, config: Config) -> MediaPlan:
         streams.append(spec("video", f"{h}p", w, h, "mp4", videos.crf))
     tracks = []
     for n, (track_uri, lang) in enumerate(media.tracks):
-        draft = OutputSpec("", "track", 0, 0, "vtt", n)
+        draft = OutputSpec("", "", "track", 0, 0, "vtt", n)
         digest = derivative_hash(media.content_hash + track_uri, recipe_text(draft, job_text, False))
-        tracks.append((OutputSpec(f"{dest_dir}/{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
+        tracks.append((OutputSpec(dest_dir, f"{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
     return MediaPlan(media.src_uri, dest_dir, thumb, (poster,), videos=tuple(streams), tracks=tuple(tracks))
 
 
@@ -286,10 +287,11 @@ def _namer(media: Media, dest_dir: str, job_text: str, progressive: bool):
     own_ext = os.path.splitext(media.name)[1].lstrip(".").lower() or "bin"
 
     def spec(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False) -> OutputSpec:
-        draft = OutputSpec("", role, w, h, fmt, quality, crop, anim)
+        draft = OutputSpec("", "", role, w, h, fmt, quality, crop, anim)
         digest = derivative_hash(media.content_hash, recipe_text(draft, job_text, progressive))
         ext = EXTENSIONS.get(fmt, own_ext)
-        return OutputSpec(f"{dest_dir}/{slug}.{tag}.{digest}.{ext}", role, w, h, fmt, quality, crop, anim)
+        w, h = _SIZES.setdefault(w, w), _SIZES.setdefault(h, h)  # one int object per distinct size
+        return OutputSpec(dest_dir, f"{slug}.{tag}.{digest}.{ext}", role, w, h, fmt, quality, crop, anim)
 
     return spec
 

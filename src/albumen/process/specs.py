@@ -25,7 +25,10 @@ VIDEO_MIME = {"mp4": "video/mp4", "remux": "video/mp4", "webm": 'video/webm; cod
 class OutputSpec:
     """One derivative: where it goes and exactly what it looks like."""
 
-    dest_uri: str  # POSIX path relative to the output root
+    # where it goes: folder/name, the folder one string shared by all of a photo's outputs (a plan
+    # holds every output of the library: a full path in each would be ~40 bytes more per output)
+    folder: str  # POSIX path relative to the output root ('' for the top)
+    name: str
     role: str  # 'thumb' | 'display' | 'original'
     width: int
     height: int
@@ -33,6 +36,11 @@ class OutputSpec:
     quality: int = 0
     crop: str | None = None  # None | 'centre' | 'attention': fill width x height, cropping the excess
     animated: bool = False
+
+    @property
+    def dest_uri(self) -> str:
+        """POSIX path relative to the output root."""
+        return f"{self.folder}/{self.name}" if self.folder else self.name
 
 
 @dataclass(frozen=True, slots=True)

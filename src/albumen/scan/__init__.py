@@ -12,7 +12,7 @@ import hashlib
 import html
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from functools import partial
 
@@ -101,6 +101,25 @@ def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
     return record
 
 
+def _share_equal_values(record: FileRecord, shared: dict) -> FileRecord:
+    """Equal metadata becomes one shared object (frozen values, so nothing can tell the difference):
+    photos of one camera, or of one size and format, do not each hold a copy read from its file.
+    Done as each record arrives, so the copies are let go one at a time (their memory is reused by
+    the next record) instead of all being held until the scan ends."""
+    try:
+        if record.info is not None:
+            record.info = shared.setdefault(record.info, record.info)
+        embedded = record.embedded
+        if embedded is not None:
+            camera = shared.setdefault(embedded.camera, embedded.camera)
+            if camera is not embedded.camera:
+                embedded = replace(embedded, camera=camera)
+            record.embedded = shared.setdefault(embedded, embedded)
+    except TypeError:  # an unhashable value (not expected): keep this one's own
+        pass
+    return record
+
+
 def read_media_batch(batch: tuple[tuple[str, str], ...], max_pixels: int) -> list[FileRecord]:
     """Read several files in one worker task (fewer round trips for folders of small files)."""
     return [read_media_file(abs_path, name, max_pixels) for abs_path, name in batch]
@@ -132,6 +151,7 @@ def scan_source(
 
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []
+    shared: dict = {}
     for listing in listings:
         prefix = f"{listing.src_uri}/" if listing.src_uri else ""
         for entry in listing.files:
@@ -142,12 +162,12 @@ def scan_source(
             if record is None:
                 todo.append((src_uri, entry))
             else:
-                records[src_uri] = record
+                records[src_uri] = _share_equal_values(record, shared)
     if todo:
         reporter.phase("Reading metadata", total=len(todo))
         max_pixels = config.images.max_pixels
         for (src_uri, entry), record in _read_all(todo, max_pixels, pool):
-            records[src_uri] = record
+            records[src_uri] = _share_equal_values(record, shared)
             cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
             reporter.advance(src_uri)
     cache.flush()
@@ -222,7 +242,7 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
         if entry.name.lower().endswith(".md"):
             sidecars[entry.name] = entry
             continue
-        record = all_records[prefix + entry.name]
+        record = all_records.pop(prefix + entry.name)  # let go once made into media
         if record.kind is None:
             if not entry.name.lower().endswith(".vtt"):
                 gallery.ignored += 1
