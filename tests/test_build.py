@@ -502,3 +502,41 @@ def test_original_names_with_url_characters(tmp_path):
     hrefs = sorted(a["href"] for a in soup(site / "index.html").select(".card a"))
     assert hrefs == ["Where%20are%20we_/", "_tag/", "data_text/", "feed.xml-2/"]  # feed.xml is the site's own
     assert crawl(site).broken == []
+
+
+def test_a_compact_plan_gives_back_the_specs_it_was_made_from(tmp_path):
+    """The plan keeps every photo's outputs as shared looks + name hashes; what it hands out must be
+    exactly the specs planned (names, sizes, formats, qualities, crops, roles, order)."""
+    from albumen.config.load import load_config
+    from albumen.process.plan import MediaPlan, plan_site
+    from albumen.process.specs import OutputSpec
+    from albumen.scan import scan_source
+
+    src = tmp_path / "photos"
+    make_jpeg(src / "a" / "wide.one.jpg", size=(3000, 2000))
+    make_jpeg(src / "a" / "twin.jpg", size=(3000, 2000), color=(10, 200, 10))
+    make_jpeg(src / "a" / "tall.jpg", size=(1800, 1200), orientation=6)  # shown 1200 x 1800
+    make_png(src / "b" / "pic.png", size=(900, 600))
+    conf = write_config(tmp_path, '[images]\nformats = ["jpeg", "webp", "avif"]\noriginals = "copy"\n')
+    config = load_config(conf).config
+    gallery = scan_source(str(src), config)
+    plan = plan_site(gallery, config, str(tmp_path / "out"), str(src))
+    wide = plan.media["a/wide.one.jpg"]
+    assert isinstance(wide, MediaPlan) and wide.thumb.role == "thumb"
+    assert [(s.format, s.width) for s in wide.images] == [
+        (f, w) for f in ("jpeg", "webp", "avif") for w in (640, 1024, 1600, 2048)]
+    assert wide.original.format == "copy" and wide.original.name.endswith(".jpg")
+    assert all(isinstance(s, OutputSpec) and s.folder == wide.dest_dir for s in wide.outputs)
+    assert all(s.name.startswith("wide-one." if "-" in wide.dest_dir else "wide.one.") for s in wide.outputs)
+    for mp in plan.media.values():
+        again = MediaPlan.of(mp.src_uri, mp.dest_dir, mp.thumb, mp.images, mp.original)
+        assert again.outputs == mp.outputs and again.looks is mp.looks and again.digests == mp.digests
+        assert len({s.dest_uri for s in mp.outputs}) == len(mp.outputs)  # every output its own file
+    # photos of one size share one tuple of looks; their hashes differ
+    twin = plan.media["a/twin.jpg"]
+    assert twin.looks is wide.looks and twin.digests != wide.digests
+    assert [s.width for s in twin.outputs] == [s.width for s in wide.outputs]
+    tall = plan.media["a/tall.jpg"]
+    assert tall.looks is not wide.looks
+    assert tall.thumb.height == wide.thumb.height and tall.thumb.width < tall.thumb.height
+    assert plan.media["b/pic.png"].largest.width == 900

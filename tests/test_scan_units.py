@@ -117,11 +117,10 @@ def test_sort_keeps_missing_values_last_both_ways():
 def test_equal_metadata_is_one_shared_object_whether_read_or_cached(tmp_path):
     """A library's photos mostly share a camera and a size: the scan keeps one copy of each, both
     for files read now and for records from the cache (memory at 100,000 photos)."""
-    from conftest import make_jpeg
-
     from albumen.cache import BuildCache
     from albumen.config import Config
     from albumen.scan import scan_source
+    from conftest import make_jpeg
 
     src = tmp_path / "photos"
     for i in range(3):
