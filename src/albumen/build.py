@@ -231,7 +231,7 @@ def _run(
         report.derivatives_made += len(result.written)
         made.extend(result.written)
         if result.placeholder:
-            thumb = _placeholder_key(plan.media[result.job_id].thumb.dest_uri)
+            thumb = _placeholder_key(plan.media[result.job_id].thumb_uri)
             fresh.append((thumb, result.placeholder.colour, result.placeholder.data_uri))
         early.made(result.job_id)
         if len(fresh) >= 200 or (fresh and early.ready):
@@ -254,7 +254,7 @@ def _run(
     writer = writer or _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report)
     renderer = writer.renderer
     statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
-    cache.add_outputs(spec.dest_uri for uri, mp in plan.media.items() if uri in gallery.media for spec in mp.outputs)
+    cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
     cache.reserve_outputs(statics, current=True)  # copied at the end (stamped then)
     reporter.phase("Writing pages")
     writer.reporter = reporter
@@ -277,7 +277,7 @@ def _run(
     report.stale_removed, kept = _remove_stale(output, stale)
     cache.remove_outputs(uri for uri, _, _ in stale)  # a kept file is the user's from now on
     cache.forget_other_pages()
-    cache.keep_placeholders(_placeholder_key(mp.thumb.dest_uri) for mp in plan.media.values())
+    cache.keep_placeholders(_placeholder_key(mp.thumb_uri) for mp in plan.media.values())
     report.albums = sum(1 for a in gallery.albums.values() if is_published(a))
     report.photos = sum(1 for m in gallery.media.values() if m.kind == "image")
     report.videos = sum(1 for m in gallery.media.values() if m.kind == "video")
@@ -660,7 +660,7 @@ class _CachedPlaceholders:
 
     def _key(self, uri: str) -> str | None:
         media_plan = self.plan.media.get(uri)
-        return _placeholder_key(media_plan.thumb.dest_uri) if media_plan else None
+        return _placeholder_key(media_plan.thumb_uri) if media_plan else None
 
     def prefetch(self, uris: Iterable[str]) -> None:
         self.batch = self.cache.get_placeholders(key for key in map(self._key, uris) if key)

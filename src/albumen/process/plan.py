@@ -87,12 +87,31 @@ class MediaPlan:
         shared = tuple(_LOOKS.setdefault(look, look) for look in looks)
         return cls(src_uri, dest_dir, _LOOKS.setdefault(shared, shared), "".join(digests), **more)
 
+    def _name(self, i: int) -> str:
+        digest = self.digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH]
+        return f"{self.dest_dir.rpartition('/')[2]}.{self.looks[i].tag}.{digest}.{self.looks[i].ext}"
+
     def _spec(self, i: int) -> OutputSpec:
         look = self.looks[i]
-        digest = self.digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH]
-        name = f"{posixpath.basename(self.dest_dir)}.{look.tag}.{digest}.{look.ext}"
-        return OutputSpec(self.dest_dir, name, look.role, look.width, look.height, look.format, look.quality,
-                          look.crop, look.animated)
+        return OutputSpec(self.dest_dir, self._name(i), look.role, look.width, look.height, look.format,
+                          look.quality, look.crop, look.animated)
+
+    def named(self) -> Iterator[tuple[str, _Look]]:
+        """(dest_uri, look) of the thumbnail, each display image and the original, in that order: what
+        pages need, without making a spec of each (a build asks this of every photo)."""
+        for i, look in enumerate(self.looks):
+            yield f"{self.dest_dir}/{self._name(i)}", look
+
+    def output_uris(self) -> Iterator[str]:
+        """dest_uri of every output (see outputs), without making their specs."""
+        for uri, _ in self.named():
+            yield uri
+        for spec in (*self.videos, *(spec for spec, _ in self.tracks)):
+            yield spec.dest_uri
+
+    @property
+    def thumb_uri(self) -> str:
+        return f"{self.dest_dir}/{self._name(0)}"
 
     @property
     def thumb(self) -> OutputSpec:

@@ -210,7 +210,16 @@ class ViewBuilder:
         lang = self.config.language
         gettext = self.gettext
         placeholder = self.ctx.placeholders.get(media.src_uri, DEFAULT_PLACEHOLDER)
-        sources = [SourceSet(fmt, tuple(_image_ref(s) for s in specs)) for fmt, specs in plan.display.items()]
+        thumb, original, by_format = None, None, {}
+        for uri, look in plan.named():
+            ref = ImageRef(uri, look.width, look.height, look.format)
+            if look.role == "display":
+                by_format.setdefault(look.format, []).append(ref)
+            elif look.role == "thumb":
+                thumb = ref
+            else:
+                original = ref
+        sources = [SourceSet(fmt, tuple(refs)) for fmt, refs in by_format.items()]
         date_text = format_date(media.date, lang)
         alt = media.alt or media.title or plain_text(media.description_html, 200)
         if not alt:
@@ -245,7 +254,7 @@ class ViewBuilder:
             location=media.location,
             camera=camera_summary(media.embedded.camera, self.config.pages.exif, gettext),
             gps=gps,
-            thumb=_image_ref(plan.thumb),
+            thumb=thumb,
             sources=sources,
             placeholder_colour=placeholder.colour,
             placeholder_uri=placeholder.data_uri,
@@ -253,8 +262,8 @@ class ViewBuilder:
             count=count,
             album=album,
             album_page_url=f"{album_page}#{slug}",
-            original=_image_ref(plan.original) if plan.original else None,
-            original_name=media.name if plan.original else None,
+            original=original,
+            original_name=media.name if original else None,
             video=self._video(media, plan) if media.kind == "video" else None,
         )
         return view
