@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from albumen.scan.arrange import natural_key, sort_items
 from albumen.scan.dates import date_from_filename, parse_date_value, parse_exif_datetime
@@ -136,3 +136,23 @@ def test_equal_metadata_is_one_shared_object_whether_read_or_cached(tmp_path):
         assert len({m.embedded.date for m in fuji}) == 3  # their own dates stay their own
         other = gallery.media["b/other.jpg"]
         assert other.info is not fuji[0].info and other.embedded.camera.model == "R6"
+
+
+def test_cached_records_unpickle_to_equal_values():
+    """Records come back from the cache through a quicker __setstate__ (see model._quick_setstate)."""
+    import pickle
+
+    from albumen.model import GPS, Camera, EmbeddedMetadata, MediaInfo, Sidecar
+
+    values = [
+        EmbeddedMetadata(title="t", keywords=("a", "b"), rating=3, date=datetime(2024, 1, 2, tzinfo=UTC),
+                         date_source="exif", camera=Camera(make="X", iso=200), gps=GPS(1.5, -2.5, 30.0), names_place=True),
+        MediaInfo("image", "jpeg", 10, 20, orientation=6, colour="p3"),
+        Sidecar("a.md", {"title": "x"}, "<p>x</p>"),
+    ]
+    for value in values:
+        again = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        assert again == value and type(again) is type(value)
+    assert hash(pickle.loads(pickle.dumps(values[0]))) == hash(values[0])
+    broken = pickle.dumps(values[1]).replace(b"p3", b"p4")
+    assert pickle.loads(broken).colour == "p4"  # values land in their own fields
