@@ -529,7 +529,9 @@ def test_a_compact_plan_gives_back_the_specs_it_was_made_from(tmp_path):
     assert all(isinstance(s, OutputSpec) and s.folder == wide.dest_dir for s in wide.outputs)
     assert all(s.name.startswith("wide-one." if "-" in wide.dest_dir else "wide.one.") for s in wide.outputs)
     for mp in plan.media.values():
-        again = MediaPlan.of(mp.src_uri, mp.dest_dir, mp.thumb, mp.images, mp.original)
+        specs = (mp.thumb, *mp.images, mp.original)
+        named = [(look, s.name.rsplit(".", 2)[1]) for look, s in zip(mp.looks, specs, strict=True)]
+        again = MediaPlan.of(mp.src_uri, mp.dest_dir, named)
         assert again.outputs == mp.outputs and again.looks is mp.looks and again.digests == mp.digests
         assert len({s.dest_uri for s in mp.outputs}) == len(mp.outputs)  # every output its own file
         assert list(mp.output_uris()) == [s.dest_uri for s in mp.outputs] and mp.thumb_uri == mp.thumb.dest_uri

@@ -30,7 +30,6 @@ RESERVED_TOP = {
 # Inside every album: pagination.
 RESERVED_ALBUM = {"page", "index.html", "feed.xml"}
 MAX_THUMB_ASPECT = 3.0
-_SIZES: dict[int, int] = {}  # widths and heights seen so far: a library has few distinct ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +48,7 @@ class _Look:
     animated: bool
 
 
-_LOOKS: dict = {}  # interned _Look tuples: a library has few distinct sizes and settings
+_LOOKS: dict = {}  # interned looks and tuples of them: a library has few distinct sizes and settings
 DIGEST_LENGTH = 10  # of the content+recipe hash in a derivative's name (derivative_hash's default)
 
 
@@ -71,30 +70,17 @@ class MediaPlan:
     tracks: tuple[tuple[OutputSpec, str], ...] = ()  # caption files and their language
 
     @classmethod
-    def of(
-        cls, src_uri: str, dest_dir: str, thumb: OutputSpec, images: tuple[OutputSpec, ...],
-        original: OutputSpec | None = None, **more,
-    ) -> MediaPlan:
-        slug = posixpath.basename(dest_dir)
-        looks, digests = [], []
-        for spec in (thumb, *images, *([original] if original else [])):
-            head, digest, ext = spec.name.rsplit(".", 2)  # slug.TAG.HASH.EXT
-            if spec.folder != dest_dir or not head.startswith(f"{slug}.") or len(digest) != DIGEST_LENGTH:
-                raise ValueError(f"not a name this plan makes: {spec.dest_uri}")
-            looks.append(_Look(spec.role, head[len(slug) + 1:], ext, spec.width, spec.height, spec.format,
-                               spec.quality, spec.crop, spec.animated))
-            digests.append(digest)
-        shared = tuple(_LOOKS.setdefault(look, look) for look in looks)
-        return cls(src_uri, dest_dir, _LOOKS.setdefault(shared, shared), "".join(digests), **more)
+    def of(cls, src_uri: str, dest_dir: str, named: list[tuple[_Look, str]], **more) -> MediaPlan:
+        """named: (look, name hash) of the thumbnail, each display image and the original, in that order."""
+        looks = tuple(look for look, _ in named)
+        return cls(src_uri, dest_dir, _LOOKS.setdefault(looks, looks), "".join(d for _, d in named), **more)
 
     def _name(self, i: int) -> str:
         digest = self.digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH]
         return f"{self.dest_dir.rpartition('/')[2]}.{self.looks[i].tag}.{digest}.{self.looks[i].ext}"
 
     def _spec(self, i: int) -> OutputSpec:
-        look = self.looks[i]
-        return OutputSpec(self.dest_dir, self._name(i), look.role, look.width, look.height, look.format,
-                          look.quality, look.crop, look.animated)
+        return _make_spec(self.dest_dir, self.looks[i], self.digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH])
 
     def named(self) -> Iterator[tuple[str, _Look]]:
         """(dest_uri, look) of the thumbnail, each display image and the original, in that order: what
@@ -311,26 +297,29 @@ def _plan_video(media: Media, dest_dir: str, config: Config) -> MediaPlan:
     keep = config.images.keep_metadata
     slug = posixpath.basename(dest_dir)
     job_text = repr((info.rotation, keep, videos.crf, videos.preset, videos.audio_bitrate))
-    spec = _namer(media, dest_dir, job_text, False)
+    named = _namer(media, job_text, False)
 
     w, h = video_geometry(info.width, info.height, videos.max_size)
-    poster = spec("display", "poster", w, h, "jpeg", config.images.quality)
+    poster = named("display", "poster", w, h, "jpeg", config.images.quality)
     tw, th, crop = thumb_geometry(w, h, config.thumbnails.height, config.thumbnails.style)
-    thumb = spec("thumb", "thumb", tw, th, "jpeg", config.images.quality, crop)
+    thumb = named("thumb", "thumb", tw, th, "jpeg", config.images.quality, crop)
     streams = []
     for fmt in ("av1", "webm"):
         if fmt in videos.formats:
-            streams.append(spec("video", f"{h}p-{'vp9' if fmt == 'webm' else fmt}", w, h, fmt, videos.crf))
+            streams.append(named("video", f"{h}p-{'vp9' if fmt == 'webm' else fmt}", w, h, fmt, videos.crf))
     if can_remux(media, config):
-        streams.append(spec("video", f"{info.height}p", info.width, info.height, "remux"))
+        streams.append(named("video", f"{info.height}p", info.width, info.height, "remux"))
     else:
-        streams.append(spec("video", f"{h}p", w, h, "mp4", videos.crf))
+        streams.append(named("video", f"{h}p", w, h, "mp4", videos.crf))
     tracks = []
     for n, (track_uri, lang) in enumerate(media.tracks):
         draft = OutputSpec("", "", "track", 0, 0, "vtt", n)
         digest = derivative_hash(media.content_hash + track_uri, recipe_text(draft, job_text, False))
         tracks.append((OutputSpec(dest_dir, f"{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
-    return MediaPlan.of(media.src_uri, dest_dir, thumb, (poster,), videos=tuple(streams), tracks=tuple(tracks))
+    return MediaPlan.of(
+        media.src_uri, dest_dir, [thumb, poster],
+        videos=tuple(_make_spec(dest_dir, look, digest) for look, digest in streams), tracks=tuple(tracks),
+    )
 
 
 def _video_job(
@@ -362,19 +351,22 @@ def _video_job(
     )
 
 
-def _namer(media: Media, dest_dir: str, job_text: str, progressive: bool):
-    """Makes a derivative's spec, named slug.TAG.HASH.EXT, the hash covering content and recipe."""
-    slug = posixpath.basename(dest_dir)
+def _namer(media: Media, job_text: str, progressive: bool):
+    """Makes a derivative's (look, hash): it is named slug.TAG.HASH.EXT, the hash covering content and recipe."""
     own_ext = os.path.splitext(media.name)[1].lstrip(".").lower() or "bin"
 
-    def spec(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False) -> OutputSpec:
-        draft = OutputSpec("", "", role, w, h, fmt, quality, crop, anim)
-        digest = derivative_hash(media.content_hash, recipe_text(draft, job_text, progressive))
-        ext = EXTENSIONS.get(fmt, own_ext)
-        w, h = _SIZES.setdefault(w, w), _SIZES.setdefault(h, h)  # one int object per distinct size
-        return OutputSpec(dest_dir, f"{slug}.{tag}.{digest}.{ext}", role, w, h, fmt, quality, crop, anim)
+    def named(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False):
+        look = _Look(role, tag, EXTENSIONS.get(fmt, own_ext), w, h, fmt, quality, crop, anim)
+        look = _LOOKS.setdefault(look, look)
+        return look, derivative_hash(media.content_hash, recipe_text(look, job_text, progressive), DIGEST_LENGTH)
 
-    return spec
+    return named
+
+
+def _make_spec(dest_dir: str, look: _Look, digest: str) -> OutputSpec:
+    name = f"{posixpath.basename(dest_dir)}.{look.tag}.{digest}.{look.ext}"
+    return OutputSpec(dest_dir, name, look.role, look.width, look.height, look.format, look.quality, look.crop,
+                      look.animated)
 
 
 def _credits(media: Media, config: Config) -> tuple[str | None, str | None]:
@@ -391,11 +383,11 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
     artist, copyright_ = _credits(media, config)
     job_text = repr((info.orientation, info.colour, keep, artist, copyright_))
     animated = info.frames > 1
-    spec = _namer(media, dest_dir, job_text, images.progressive)
+    spec = _namer(media, job_text, images.progressive)
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
     thumb = spec("thumb", "thumb", tw, th, "jpeg", images.quality, crop)
-    display: list[OutputSpec] = []
+    display: list[tuple[_Look, str]] = []
     sizes = display_geometry(info.width, info.height, images.sizes)
     qualities = {"jpeg": images.quality, "webp": images.webp_quality, "avif": images.avif_quality}
     if animated:
@@ -417,7 +409,7 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
             original = spec("original", "original", info.width, info.height, "jpeg", 95)
         else:
             original = spec("original", "original", info.width, info.height, "copy", 0)
-    return MediaPlan.of(media.src_uri, dest_dir, thumb, tuple(display), original)
+    return MediaPlan.of(media.src_uri, dest_dir, [thumb, *display, *([original] if original else [])])
 
 
 def _image_job(media: Media, media_plan: MediaPlan, config: Config, abs_dest_root: str, abs_source_root: str) -> ImageJob:

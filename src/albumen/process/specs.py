@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Protocol
 
 # Bump when a change to the pipeline changes output pixels or bytes: every
 # derivative name (and so every cache key) changes with it.
@@ -117,12 +118,24 @@ class JobResult:
     seconds: float = 0.0
 
 
-def progressive_for(spec: OutputSpec, progressive: bool) -> bool:
+class Shaped(Protocol):
+    """What shapes a derivative's bytes: an OutputSpec has it, and so has the plan's shared look of one."""
+
+    role: str
+    width: int
+    height: int
+    format: str
+    quality: int
+    crop: str | None
+    animated: bool
+
+
+def progressive_for(spec: Shaped, progressive: bool) -> bool:
     """Progressive JPEG only where it helps a visitor: a thumbnail is too small to benefit."""
     return progressive and spec.format == "jpeg" and spec.role != "thumb"
 
 
-def recipe_text(spec: OutputSpec, job_text: str, progressive: bool) -> str:
+def recipe_text(spec: Shaped, job_text: str, progressive: bool) -> str:
     """Everything that shapes one derivative's bytes, as stable text (never Python's hash())."""
     return (
         f"v{PROCESSING_VERSION}|{spec.role}|{spec.width}x{spec.height}|{spec.format}|q{spec.quality}|"
