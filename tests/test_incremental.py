@@ -502,3 +502,68 @@ def test_folders_without_a_page_are_found_by_the_cache(tmp_path):
         ("static/icons", ""), ("ä", ""),
     ]
     cache.close()
+
+
+def test_nothing_is_written_or_removed_through_a_link_leading_out_of_the_output(gallery, tmp_path):
+    """An output folder replaced by a symbolic link to elsewhere (here: into the photo folder itself)
+    is never written or cleaned through: sources are sacred."""
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    before = tree_digest(gallery)
+    album = site / "a"
+    assert (album / "index.html").is_file()
+    import shutil
+
+    shutil.rmtree(album)
+    album.symlink_to(gallery / "B", target_is_directory=True)  # the output's album A now leads into the photos
+    result = build_site(gallery, site, "--force")
+    for i in range(1, 5):  # each photo whose folder leads out is skipped, saying why
+        assert f"skipped: A/p{i}.jpg: output folder a/p{i} is a symbolic link to" in result.output
+    assert "outside the output; nothing is written through it" in result.output
+    assert tree_digest(gallery) == before  # not one file written into the photo folder
+    assert "built 2 albums, 4 photos, 0 videos, 4 skipped" in result.output  # the rest is built
+    assert crawl(site).broken == []
+    assert build_site(gallery, site, "--strict", expect=1)
+    assert tree_digest(gallery) == before
+
+
+def test_stale_files_behind_a_link_leading_out_of_the_output_are_kept(gallery, tmp_path):
+    import shutil
+
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    photo_dir = next(p for p in (site / "a").iterdir() if p.is_dir() and p.name.startswith("p1"))
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(photo_dir, elsewhere, copy_function=shutil.copy2)  # same names, sizes and times
+    shutil.rmtree(photo_dir)
+    photo_dir.symlink_to(elsewhere, target_is_directory=True)
+    kept = sorted(p.name for p in elsewhere.iterdir())
+    (gallery / "A" / "p1.jpg").unlink()  # its outputs are now stale: they are behind the link
+    result = build_site(gallery, site)
+    assert sorted(p.name for p in elsewhere.iterdir()) == kept  # nothing removed outside the output
+    assert "a symbolic link in the output leads out of it" in result.output
+    assert "a/p1/index.html" in result.output
+
+
+def test_check_inside_follows_links_only_as_far_as_the_output(tmp_path):
+    from albumen.fsutil import OutsideRoot, check_inside, forget_resolved
+
+    out = tmp_path / "out"
+    (out / "real" / "deep").mkdir(parents=True)
+    (tmp_path / "away").mkdir()
+    (out / "inner").symlink_to(out / "real")  # a link that stays inside the output is fine
+    (out / "outer").symlink_to(tmp_path / "away")
+    forget_resolved()
+    check_inside(str(out / "inner" / "deep"), str(out))
+    check_inside(str(out / "not-yet" / "made"), str(out))
+    check_inside(str(out), str(out))
+    for bad in (out / "outer", out / "outer" / "new", out / "real" / ".." / ".." / "away"):
+        with pytest.raises(OutsideRoot):
+            check_inside(str(bad), str(out))
+    (out / "later").mkdir()
+    check_inside(str(out / "later"), str(out))
+    (out / "later").rmdir()
+    (out / "later").symlink_to(tmp_path / "away")  # changed since: seen afresh once forgotten
+    forget_resolved()
+    with pytest.raises(OutsideRoot):
+        check_inside(str(out / "later"), str(out))

@@ -28,7 +28,7 @@ from pathlib import Path
 from .cache import BuildCache, default_cache_dir
 from .config import LoadedConfig
 from .errors import BuildError, SourceError, UsageError
-from .fsutil import remove_temp_files
+from .fsutil import OutsideRoot, check_inside, forget_resolved, remove_temp_files
 from .model import Gallery, Skipped
 from .pool import WorkerPool
 from .process.executor import run_jobs
@@ -169,6 +169,7 @@ def _run(
     config = loaded.config
     source, output = report.source, report.output
     output.mkdir(parents=True, exist_ok=True)
+    forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     reporter.phase("Scanning")
     walk_report = WalkReport()
     listings = list(walk_source(str(source), config.ignore, walk_report))
@@ -274,7 +275,7 @@ def _run(
 
     # -- stale outputs: only files this tool recorded, and never outside the output ----------
     stale = cache.stale_outputs()
-    report.stale_removed, kept = _remove_stale(output, stale)
+    report.stale_removed, kept, linked = _remove_stale(output, stale)
     cache.remove_outputs(uri for uri, _, _ in stale)  # a kept file is the user's from now on
     cache.forget_other_pages()
     cache.keep_placeholders(_placeholder_key(mp.thumb_uri) for mp in plan.media.values())
@@ -299,6 +300,12 @@ def _run(
             f"kept {len(kept)} file{'s' if len(kept) > 1 else ''} no longer part of the site, changed since"
             f" Albumen wrote {'them' if len(kept) > 1 else 'it'} (remove by hand if not wanted): "
             + ", ".join(kept[:5]) + (" ..." if len(kept) > 5 else "")
+        )
+    if linked:
+        report.warnings.append(
+            f"left {len(linked)} file{'s' if len(linked) > 1 else ''} no longer part of the site where"
+            " a symbolic link in the output leads out of it (nothing is removed through such a link): "
+            + ", ".join(linked[:5]) + (" ..." if len(linked) > 5 else "")
         )
 
 
@@ -583,8 +590,10 @@ class _Relocator:
         src = os.path.join(self.output, *old_uri.split("/"))
         dst = os.path.join(self.output, *dest_uri.split("/"))
         try:
+            check_inside(os.path.dirname(src), str(self.output))
+            check_inside(os.path.dirname(dst), str(self.output))
             st = os.stat(src, follow_symlinks=False)
-        except OSError:
+        except OSError:  # (OutsideRoot too: the worker that makes it anew says why)
             return False
         if not stat.S_ISREG(st.st_mode) or (size is not None and (st.st_size, st.st_mtime_ns) != (size, mtime_ns)):
             return False  # not the file this tool made there any more
@@ -698,17 +707,26 @@ def _drop_failed(gallery: Gallery, failed: list[tuple[str, str]], config) -> Non
     arrange_gallery(gallery, config.sort.albums, config.sort.media)
 
 
-def _remove_stale(output: Path, stale: Iterable[tuple[str, int | None, int | None]]) -> tuple[int, list[str]]:
+def _remove_stale(
+    output: Path, stale: Iterable[tuple[str, int | None, int | None]]
+) -> tuple[int, list[str], list[str]]:
     """Remove stale outputs: each only while it is still the file this tool wrote there (same size
     and modification time as recorded; an output recorded without them is this tool's path all the
-    same). Returns how many were removed and the paths kept because someone changed them since."""
+    same), and never through a symbolic link leading out of the output. Returns how many were
+    removed, the paths kept because someone changed them since, and those left behind such a link."""
     removed = 0
     kept: list[str] = []
+    linked: list[str] = []
     root = str(output)
     folders: set[str] = set()
     for dest_uri, size, mtime_ns in stale:
         path = os.path.normpath(os.path.join(root, *dest_uri.split("/")))
         if not path.startswith(root.rstrip(os.sep) + os.sep):
+            continue
+        try:
+            check_inside(os.path.dirname(path), root)  # never through a link leading out of the output
+        except OutsideRoot:
+            linked.append(dest_uri)
             continue
         try:
             st = os.stat(path, follow_symlinks=False)
@@ -731,7 +749,7 @@ def _remove_stale(output: Path, stale: Iterable[tuple[str, int | None, int | Non
             except OSError:
                 break
             folder = os.path.dirname(folder)
-    return removed, kept
+    return removed, kept, linked
 
 
 def _remove_temp_files(output: Path) -> None:

@@ -6,16 +6,57 @@ build), never a half-written file under a published name.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
+import stat
 
 TMP_PREFIX = ".albumen-tmp-"
 _serial = itertools.count()
 
 
-def write_atomic(abs_path: str, data: bytes) -> os.stat_result:
-    """Write data under abs_path all at once; returns the stat of the file written."""
+class OutsideRoot(OSError):
+    """A folder of the output leads outside it: it is (or is inside) a symbolic link to elsewhere."""
+
+
+@functools.lru_cache(maxsize=4096)  # folders are written one after another: a small memo serves them
+def _resolved(folder: str) -> str:
+    """os.path.realpath, one lstat per folder not seen before (its parent is usually in the memo)."""
+    parent, name = os.path.split(folder)
+    if not name or not parent or parent == folder:
+        return os.path.realpath(folder)
+    path = os.path.join(_resolved(parent), name)
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return os.path.realpath(path)
+    except OSError:  # not there (yet): it will be made as a real folder
+        pass
+    return path
+
+
+def forget_resolved() -> None:
+    """Forget the folders resolved so far: a later build (albumen serve) or task checks them afresh."""
+    _resolved.cache_clear()
+
+
+def check_inside(folder: str, root: str) -> None:
+    """Refuse a folder that the file system resolves to a place outside root (a symbolic link in the
+    output leading elsewhere, perhaps into the photo folder): nothing is written or removed through it."""
+    folder, root = os.path.normpath(os.path.abspath(folder)), os.path.normpath(os.path.abspath(root))
+    real, real_root = _resolved(folder), _resolved(root)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        shown = os.path.relpath(folder, root) if folder.startswith(root) else folder
+        raise OutsideRoot(f"output folder {shown} is a symbolic link to {real}, outside the output; "
+                          "nothing is written through it")
+
+
+def write_atomic(abs_path: str, data: bytes, root: str | None = None) -> os.stat_result:
+    """Write data under abs_path all at once; returns the stat of the file written.
+
+    root: the output folder; the file's folder must resolve to a place inside it (see check_inside)."""
     folder, name = os.path.split(abs_path)
+    if root is not None:
+        check_inside(folder, root)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:  # a name of our own: this process's id and a counter (cheaper than mkstemp's random names)
         tmp = os.path.join(folder, f"{TMP_PREFIX}{os.getpid()}-{next(_serial)}-{name[:40]}")

@@ -10,7 +10,7 @@ import os
 import time
 
 from ..errors import ProcessingError
-from ..fsutil import write_atomic
+from ..fsutil import OutsideRoot, check_inside, forget_resolved, write_atomic
 from .specs import ImageJob, JobResult, OutputSpec, VideoJob, progressive_for
 
 # Use an intermediate only when it has at least this many times the pixels (per side) of the target.
@@ -19,6 +19,7 @@ ADEQUATE_FACTOR = 1.5
 
 def run_job(job: ImageJob) -> JobResult:
     started = time.perf_counter()
+    forget_resolved()  # the output's folders as they are now (a worker outlives a build in serve)
     written: list[tuple[str, int, int]] = []  # (dest_uri, size, mtime_ns) of each file made so far
     try:
         placeholder = _make_outputs(job, written)
@@ -51,7 +52,14 @@ def _remove(job: ImageJob, written: list[tuple[str, int, int]]) -> None:
 
 
 def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[tuple[str, int, int]]) -> None:
-    _record(written, spec.dest_uri, write_atomic(os.path.join(job.abs_dest_root, spec.dest_uri), data))
+    _record(written, spec.dest_uri, _write_file(job, spec.dest_uri, data))
+
+
+def _write_file(job: ImageJob | VideoJob, dest_uri: str, data: bytes) -> os.stat_result:
+    try:
+        return write_atomic(os.path.join(job.abs_dest_root, *dest_uri.split("/")), data, root=job.abs_dest_root)
+    except OutsideRoot as exc:
+        raise ProcessingError(str(exc)) from None
 
 
 def _record(written: list[tuple[str, int, int]], dest_uri: str, st: os.stat_result) -> None:
@@ -82,13 +90,17 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
         placeholder = engine.placeholder_of_file(job.placeholder_source)
     for spec in job.videos:
         if need(spec):
-            target = os.path.join(job.abs_dest_root, spec.dest_uri)
+            target = os.path.join(job.abs_dest_root, *spec.dest_uri.split("/"))
+            try:
+                check_inside(os.path.dirname(target), job.abs_dest_root)
+            except OutsideRoot as exc:
+                raise ProcessingError(str(exc)) from None
             video.make_stream(job, spec, target)
             _record(written, spec.dest_uri, os.stat(target))
     for source, dest_uri in job.tracks:
         if todo is None or dest_uri in todo:
             with open(source, "rb") as f:
-                _record(written, dest_uri, write_atomic(os.path.join(job.abs_dest_root, dest_uri), f.read()))
+                _record(written, dest_uri, _write_file(job, dest_uri, f.read()))
     return placeholder
 
 

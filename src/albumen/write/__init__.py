@@ -6,7 +6,7 @@ import os
 import shutil
 
 from ..errors import BuildError
-from ..fsutil import same_content, write_atomic
+from ..fsutil import OutsideRoot, same_content, write_atomic
 
 
 class DiskSink:
@@ -56,7 +56,10 @@ class DiskSink:
             st = os.stat(path)
             self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
             return False
-        st = write_atomic(path, data)
+        try:
+            st = write_atomic(path, data, root=self.root)
+        except OutsideRoot as exc:
+            raise BuildError(str(exc), hint="replace the link with a real folder, or remove it") from None
         self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
         self.written += 1
         return True
