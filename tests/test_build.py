@@ -545,3 +545,28 @@ def test_a_compact_plan_gives_back_the_specs_it_was_made_from(tmp_path):
     assert tall.looks is not wide.looks
     assert tall.thumb.height == wide.thumb.height and tall.thumb.width < tall.thumb.height
     assert plan.media["b/pic.png"].largest.width == 900
+
+
+def test_derivative_names_are_pinned():
+    """A derivative's name is its cache key and its URL: a refactoring must not change it (these are
+    the names Albumen has always given; a change to the pipeline bumps PROCESSING_VERSION instead)."""
+    from albumen.config import Config
+    from albumen.model import EmbeddedMetadata, Media, MediaInfo
+    from albumen.process.plan import _plan_image, _plan_video
+
+    photo = Media(src_uri="Trip/IMG_1.jpg", album_uri="Trip", name="IMG_1.jpg", size=1, mtime_ns=1,
+                  content_hash="0123456789abcdef0123456789abcdef",
+                  info=MediaInfo("image", "jpeg", 4000, 3000, orientation=6), embedded=EmbeddedMetadata())
+    assert [s.dest_uri for s in _plan_image(photo, "trip/img-1", Config()).outputs] == [
+        "trip/img-1/img-1.thumb.ab49b49d97.jpg", "trip/img-1/img-1.640w.9b49e431f0.jpg",
+        "trip/img-1/img-1.1024w.aee207c524.jpg", "trip/img-1/img-1.1600w.6407f9949d.jpg",
+        "trip/img-1/img-1.2048w.979853b8be.jpg",
+    ]
+    clip = Media(src_uri="Trip/clip.mp4", album_uri="Trip", name="clip.mp4", size=1, mtime_ns=1,
+                 content_hash="fedcba9876543210fedcba9876543210",
+                 info=MediaInfo("video", "mp4", 1920, 1080, duration=3.0, video_codec="h264", audio_codec="aac",
+                                bitrate=50_000_000), embedded=EmbeddedMetadata())
+    assert [s.dest_uri for s in _plan_video(clip, "trip/clip", Config()).outputs] == [
+        "trip/clip/clip.thumb.35331d5393.jpg", "trip/clip/clip.poster.5edf71fc6b.jpg",
+        "trip/clip/clip.720p.d985e81b9e.mp4",
+    ]

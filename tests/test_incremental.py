@@ -478,6 +478,8 @@ def test_file_records_are_found_folder_by_folder(tmp_path):
         i = uris.index(uri)
         record = cache.get_file(uri, 100 + i, 1000 + i)
         assert record is not None and record.content_hash == f"h{i}", uri
+        folder = uri.rpartition("/")[0]  # only that folder's records are held
+        assert set(cache._files) == {u for u in uris if u.rpartition("/")[0] == folder}, uri
     assert cache.get_file("a/one.jpg", 101, 9999) is None  # changed since: read again
     assert cache.get_file("a/b/one.jpg", 101, 1001) is None  # another file of the same name
     assert cache.get_file("b/nine.jpg", 109, 1009).content_hash == "h9"  # a folder asked for again
@@ -567,3 +569,49 @@ def test_check_inside_follows_links_only_as_far_as_the_output(tmp_path):
     forget_resolved()
     with pytest.raises(OutsideRoot):
         check_inside(str(out / "later"), str(out))
+
+
+def test_a_photo_folder_linked_to_a_copy_elsewhere_is_skipped_not_served_from_there(gallery, tmp_path):
+    import shutil
+
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    p1 = site / "a" / "p1"
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(p1, elsewhere, copy_function=shutil.copy2)  # its images and page, all there
+    shutil.rmtree(p1)
+    p1.symlink_to(elsewhere, target_is_directory=True)
+    before = tree_digest(elsewhere)
+    (gallery / "A" / "p1.md").write_text("Title: New title\n")  # its page would change
+    result = build_site(gallery, site)  # the rest of the site is built
+    assert "skipped: A/p1.jpg: output folder a/p1 is a symbolic link to" in result.output
+    assert tree_digest(elsewhere) == before
+    album = soup(site / "a" / "index.html")
+    assert not [a for a in album.select("a[href]") if a["href"].startswith("p1")]  # not linked any more
+    assert crawl(site).broken == []
+
+
+def test_a_link_where_a_moved_derivative_goes_is_replaced_not_written_through(tmp_path):
+    src = tmp_path / "photos"
+    make_jpeg(src / "A" / "p1.jpg", size=(300, 200))
+    site = tmp_path / "site"
+    build_site(src, site)
+    names = [n for n in os.listdir(site / "a" / "p1") if n != "index.html"]
+    (src / "A").rename(src / "C")  # the album's derivatives are moved into place, not made again
+    (site / "c" / "p1").mkdir(parents=True)
+    for name in names:  # dangling links where they go, pointing into the photo folder
+        os.symlink(src / f"leak-{name}", site / "c" / "p1" / name)
+    before = tree_digest(src)
+    build_site(src, site)
+    assert tree_digest(src) == before  # nothing written through the links
+    for name in names:
+        path = site / "c" / "p1" / name
+        assert path.is_file() and not path.is_symlink()
+
+
+def test_check_inside_refuses_dot_dot(tmp_path):
+    from albumen.fsutil import OutsideRoot, check_inside
+
+    (tmp_path / "out").mkdir()
+    with pytest.raises(OutsideRoot):
+        check_inside(str(tmp_path / "out" / "a" / ".." / "b"), str(tmp_path / "out"))

@@ -156,3 +156,20 @@ def test_cached_records_unpickle_to_equal_values():
     assert hash(pickle.loads(pickle.dumps(values[0]))) == hash(values[0])
     broken = pickle.dumps(values[1]).replace(b"p3", b"p4")
     assert pickle.loads(broken).colour == "p4"  # values land in their own fields
+
+
+def test_one_instant_in_two_time_zones_stays_two_local_times(tmp_path):
+    """Sharing equal metadata must not merge dates that are the same instant at different offsets
+    (aware datetimes compare equal across offsets)."""
+    from albumen.config import Config
+    from albumen.scan import scan_source
+    from conftest import make_jpeg
+
+    src = tmp_path / "photos"
+    make_jpeg(src / "a.jpg", make="Fuji", model="X", date="2024:05:01 12:00:00", offset="+02:00")
+    make_jpeg(src / "b.jpg", make="Fuji", model="X", date="2024:05:01 10:00:00", offset="+00:00")
+    gallery = scan_source(str(src), Config())
+    a, b = gallery.media["a.jpg"], gallery.media["b.jpg"]
+    assert a.embedded.date == b.embedded.date  # one instant
+    assert (a.embedded.date.hour, b.embedded.date.hour) == (12, 10)
+    assert a.embedded.camera is b.embedded.camera  # the camera is still shared

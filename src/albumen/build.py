@@ -28,7 +28,7 @@ from pathlib import Path
 from .cache import BuildCache, default_cache_dir
 from .config import LoadedConfig
 from .errors import BuildError, SourceError, UsageError
-from .fsutil import OutsideRoot, check_inside, forget_resolved, remove_temp_files
+from .fsutil import TMP_PREFIX, OutsideRoot, check_inside, forget_resolved, remove_temp_files
 from .model import Gallery, Skipped
 from .pool import WorkerPool
 from .process.executor import run_jobs
@@ -598,14 +598,22 @@ class _Relocator:
         if not stat.S_ISREG(st.st_mode) or (size is not None and (st.st_size, st.st_mtime_ns) != (size, mtime_ns)):
             return False  # not the file this tool made there any more
         os.makedirs(os.path.dirname(dst), exist_ok=True)
+        # under a name of our own first, then renamed over whatever is at dst (a link there is
+        # replaced, never written through)
+        tmp = os.path.join(os.path.dirname(dst), f"{TMP_PREFIX}{os.getpid()}-relocated-{os.path.basename(dst)[:40]}")
         try:
-            os.link(src, dst)
+            try:
+                os.link(src, tmp)
+            except OSError:
+                shutil.copy2(src, tmp, follow_symlinks=False)
+            os.replace(tmp, dst)
         except OSError:
             try:
-                shutil.copy2(src, dst)
+                os.unlink(tmp)
             except OSError:
-                return False
-        st = os.stat(dst)
+                pass
+            return False
+        st = os.stat(dst, follow_symlinks=False)
         self.moved.append((dest_uri, st.st_size, st.st_mtime_ns))
         return True
 
@@ -620,6 +628,11 @@ def _remaining(
     def absent(dest_uri: str) -> bool:
         return not os.path.exists(os.path.join(output, *dest_uri.split("/"))) and not relocate(dest_uri)
 
+    try:  # outputs behind a link leading out of the output are not this site's: the job (which
+        # refuses to write there) fails, and the media is skipped with the reason
+        check_inside(os.path.join(output, *plan.media[job.job_id].dest_dir.split("/")), str(output))
+    except OutsideRoot:
+        return job
     missing = tuple(s for s in job.outputs if absent(s.dest_uri))
     captions = tuple(dest for _, dest in getattr(job, "tracks", ()) if absent(dest))
     thumb = plan.media[job.job_id].thumb

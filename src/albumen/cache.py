@@ -318,9 +318,9 @@ class BuildCache(ScanCache):
                 SELECT rtrim(substr(folder, 1, length(folder) - 1), replace(folder, '/', ''))
                 FROM folders WHERE folder != ''
             )
-            SELECT substr(folder, 1, length(folder) - 1) FROM folders
+            SELECT substr(folder, 1, length(folder) - 1) AS name FROM folders
             WHERE folder != '' AND folder || 'index.html' NOT IN (SELECT dest_uri FROM temp.current_outputs)
-            ORDER BY folder
+            ORDER BY name
             """
         ).fetchall()
         out = []

@@ -42,10 +42,13 @@ def forget_resolved() -> None:
 def check_inside(folder: str, root: str) -> None:
     """Refuse a folder that the file system resolves to a place outside root (a symbolic link in the
     output leading elsewhere, perhaps into the photo folder): nothing is written or removed through it."""
-    folder, root = os.path.normpath(os.path.abspath(folder)), os.path.normpath(os.path.abspath(root))
+    if ".." in folder.split(os.sep):  # the system would resolve it after any link: never meant here
+        raise OutsideRoot(f"refusing an output path with '..' in it: {folder}")
+    folder, root = os.path.abspath(folder), os.path.normpath(os.path.abspath(root))
     real, real_root = _resolved(folder), _resolved(root)
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        shown = os.path.relpath(folder, root) if folder.startswith(root) else folder
+        inside = folder.startswith(root.rstrip(os.sep) + os.sep)
+        shown = os.path.relpath(folder, root) if inside else folder
         raise OutsideRoot(f"output folder {shown} is a symbolic link to {real}, outside the output; "
                           "nothing is written through it")
 

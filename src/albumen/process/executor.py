@@ -11,7 +11,7 @@ import os
 import posixpath
 from collections.abc import Iterable, Iterator
 
-from ..fsutil import remove_temp_files
+from ..fsutil import OutsideRoot, check_inside, remove_temp_files
 from ..pool import TaskFailed, WorkerPool
 from .specs import ImageJob, JobResult, VideoJob
 from .worker import run_job, run_jobs_batch
@@ -79,4 +79,8 @@ def _remove_temp_files(job: ImageJob | VideoJob) -> None:
     """Temporary files left in the job's output folders (each media has folders of its own; the
     build writes a media's page there only once its job is done)."""
     for folder in {os.path.join(job.abs_dest_root, *posixpath.dirname(s.dest_uri).split("/")) for s in job.outputs}:
+        try:
+            check_inside(folder, job.abs_dest_root)
+        except OutsideRoot:  # nothing was written there: nothing to clean up through a link
+            continue
         remove_temp_files(folder)

@@ -248,6 +248,7 @@ def plan_site(
 ) -> SitePlan:
     """URLs for everything: every page's folder and every derivative's name and size (see plan_jobs)."""
     plan = SitePlan()
+    _LOOKS.clear()  # shared within this plan; a long-lived process (serve) keeps none of the last one's
     reserved = {config.stream.path} if config.stream.enabled else set()
     plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
     for uri, media in gallery.media.items():

@@ -114,7 +114,9 @@ def _share_equal_values(record: FileRecord, shared: dict) -> FileRecord:
             camera = shared.setdefault(embedded.camera, embedded.camera)
             if camera is not embedded.camera:
                 embedded = replace(embedded, camera=camera)
-            record.embedded = shared.setdefault(embedded, embedded)
+            # aware datetimes at one instant are equal across UTC offsets: the offset is part of the key
+            key = ("embedded", embedded, embedded.date.utcoffset() if embedded.date else None)
+            record.embedded = shared.setdefault(key, embedded)
     except TypeError:  # an unhashable value (not expected): keep this one's own
         pass
     return record

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 from ..errors import BuildError
 from ..fsutil import OutsideRoot, same_content, write_atomic
@@ -67,6 +66,3 @@ class DiskSink:
     def copy(self, dest_uri: str, abs_src_path: str) -> bool:
         with open(abs_src_path, "rb") as f:
             return self.write(dest_uri, f.read())
-
-    def remove_tree(self, dest_uri: str) -> None:
-        shutil.rmtree(self.abs_path(dest_uri), ignore_errors=True)
