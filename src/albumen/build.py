@@ -202,8 +202,9 @@ def _run(
     known = cache.placeholder_keys()
     reuse = _Relocator(cache, output)
     jobs = plan_jobs(gallery, plan, config, str(output), str(source), ffmpeg)  # made one at a time, as asked for
-    todo = [job for job in (_remaining(job, plan, known, output, forced(job.job_id), reuse) for job in jobs) if job]
-    del known
+    leads_out = _LinksOut(output)
+    todo = [job for job in (_remaining(job, plan, known, output, forced(job.job_id), reuse, leads_out) for job in jobs) if job]
+    del known, leads_out
     report.derivatives_moved = len(reuse.moved)
     cache.stamp_outputs(reuse.moved)
     del reuse
@@ -618,8 +619,41 @@ class _Relocator:
         return True
 
 
+class _LinksOut:
+    """Whether a media's folder leads out of the output through a symbolic link: one listing of each
+    album folder (its entries say which are links) rather than one lstat per media folder."""
+
+    def __init__(self, output: Path) -> None:
+        self.root = str(output)
+        self.links: dict[str, frozenset[str] | None] = {}  # album folder -> its entries that are links;
+        # None: the album folder itself leads out
+
+    def __call__(self, folder: str) -> bool:
+        parent, name = os.path.split(folder)
+        if parent not in self.links:
+            try:
+                check_inside(parent, self.root)
+                with os.scandir(parent) as entries:
+                    self.links[parent] = frozenset(e.name for e in entries if e.is_symlink())
+            except OutsideRoot:
+                self.links[parent] = None
+            except OSError:  # not made yet
+                self.links[parent] = frozenset()
+        links = self.links[parent]
+        if links is None:
+            return True
+        if name not in links:
+            return False
+        try:
+            check_inside(folder, self.root)
+        except OutsideRoot:
+            return True
+        return False
+
+
 def _remaining(
-    job: ImageJob | VideoJob, plan: SitePlan, known: set[str], output: Path, forced: bool, relocate: _Relocator
+    job: ImageJob | VideoJob, plan: SitePlan, known: set[str], output: Path, forced: bool, relocate: _Relocator,
+    leads_out: _LinksOut,
 ) -> ImageJob | VideoJob | None:
     """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it."""
     if forced:
@@ -628,11 +662,9 @@ def _remaining(
     def absent(dest_uri: str) -> bool:
         return not os.path.exists(os.path.join(output, *dest_uri.split("/"))) and not relocate(dest_uri)
 
-    try:  # outputs behind a link leading out of the output are not this site's: the job (which
-        # refuses to write there) fails, and the media is skipped with the reason
-        check_inside(os.path.join(output, *plan.media[job.job_id].dest_dir.split("/")), str(output))
-    except OutsideRoot:
-        return job
+    if leads_out(os.path.join(output, *plan.media[job.job_id].dest_dir.split("/"))):
+        return job  # outputs behind a link leading out are not this site's: the job (which refuses
+        # to write there) fails, and the media is skipped with the reason
     missing = tuple(s for s in job.outputs if absent(s.dest_uri))
     captions = tuple(dest for _, dest in getattr(job, "tracks", ()) if absent(dest))
     thumb = plan.media[job.job_id].thumb
