@@ -19,7 +19,6 @@ ADEQUATE_FACTOR = 1.5
 
 def run_job(job: ImageJob) -> JobResult:
     started = time.perf_counter()
-    forget_resolved()  # the output's folders as they are now (a worker outlives a build in serve)
     written: list[tuple[str, int, int]] = []  # (dest_uri, size, mtime_ns) of each file made so far
     try:
         placeholder = _make_outputs(job, written)
@@ -40,6 +39,7 @@ def run_job(job: ImageJob) -> JobResult:
 
 def run_jobs_batch(jobs: tuple[ImageJob, ...]) -> list[JobResult]:
     """Several jobs in one task (small images): each still succeeds or fails on its own."""
+    forget_resolved()  # the output's folders as they are now, once per task (see fsutil.check_inside)
     return [run_job(job) for job in jobs]
 
 
