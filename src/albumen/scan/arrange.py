@@ -177,12 +177,12 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
     Undated media cannot happen (the file's mtime is the last resort), so every item has a date.
     Name keys are made one album at a time, not held for every media at once (100,000 photos).
     """
-    groups: dict[tuple, list[Media]] = {}
+    groups: dict[str, list[Media]] = {}
     for media in gallery.public_media():
-        groups.setdefault(natural_key(media.album_uri), []).append(media)
+        groups.setdefault(media.album_uri, []).append(media)
     items: list[Media] = []
-    for key in sorted(groups):
-        group = groups.pop(key)
+    for album_uri in sorted(groups, key=lambda uri: (natural_key(uri), uri)):  # a key per album, not per media
+        group = groups.pop(album_uri)
         group.sort(key=lambda m: natural_key(m.name))
         items.extend(group)
     items.sort(key=lambda m: m.date or _EPOCH, reverse=True)  # stable: ties keep the order above
