@@ -348,9 +348,26 @@ def make_placeholder(picture) -> Placeholder:
     return Placeholder(colour=colour, data_uri="data:image/png;base64," + base64.b64encode(png).decode("ascii"))
 
 
+def placeholder_of_jpeg(data: bytes) -> Placeholder:
+    """The placeholder of a thumbnail from its JPEG bytes, as written: the same whether it is taken
+    when the thumbnail is made or later from the file (after the cache was lost), so pages that
+    inline it do not change. Decoded at 1/8 scale in the DCT domain: a fraction of a millisecond."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        im.draft("RGB", (8, 8))
+        return make_placeholder(im.convert("RGB"))
+
+
 def placeholder_of_file(path: str) -> Placeholder:
     """The placeholder of an already written thumbnail."""
-    return make_placeholder(to_pillow(pyvips.Image.new_from_file(path)))
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\xff\xd8":
+        return placeholder_of_jpeg(data)
+    return make_placeholder(to_pillow(pyvips.Image.new_from_buffer(data, "")))
 
 
 def _tiny_png(rgb: bytes, width: int, height: int) -> bytes:

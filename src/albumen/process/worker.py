@@ -83,9 +83,10 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
         if need(job.poster):
             _write(job, job.poster, engine.encode(poster, job.poster, job), written)
         thumb = engine.resize_exact(poster, job.thumb.width, job.thumb.height, job.thumb.crop).copy_memory()
+        thumb_bytes = engine.encode(thumb, job.thumb, job)
         if need(job.thumb):
-            _write(job, job.thumb, engine.encode(thumb, job.thumb, job), written)
-        placeholder = engine.make_placeholder(engine.to_pillow(thumb))
+            _write(job, job.thumb, thumb_bytes, written)
+        placeholder = engine.placeholder_of_jpeg(thumb_bytes)  # as it would be from the file later
     elif job.placeholder and job.placeholder_source:
         placeholder = engine.placeholder_of_file(job.placeholder_source)
     for spec in job.videos:
@@ -141,7 +142,8 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
             if spec.crop is None and stored is not source:
                 chain.append(stored)
             if spec.role == "thumb" and job.placeholder and placeholder is None:
-                placeholder = engine.make_placeholder(picture)
+                # from the bytes written, as it would be from the file later (see placeholder_of_jpeg)
+                placeholder = engine.placeholder_of_jpeg(encoded[recipe])
     if moving:
         frames = engine.open_image(job, animated=True)
         for spec in moving:
