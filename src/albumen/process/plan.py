@@ -19,7 +19,7 @@ from anyascii import anyascii
 from ..config import Config
 from ..model import Gallery, Media
 from ..scan.arrange import natural_key
-from .specs import EXTENSIONS, ImageJob, OutputSpec, VideoJob, derivative_hash, recipe_text
+from .specs import EXTENSIONS, ImageJob, Look, OutputSpec, VideoJob, derivative_hash, recipe_text
 
 STATIC_DIR = "static"
 # Names the site itself uses at the top level; an album or photo there gets another name.
@@ -30,22 +30,6 @@ RESERVED_TOP = {
 # Inside every album: pagination.
 RESERVED_ALBUM = {"page", "index.html", "feed.xml"}
 MAX_THUMB_ASPECT = 3.0
-
-
-@dataclass(frozen=True, slots=True)
-class _Look:
-    """One output apart from its folder and its name's hash: what a thumbnail or a display image of a
-    photo of this size looks like. One object (and one tuple of them) is shared by all such photos."""
-
-    role: str
-    tag: str
-    ext: str
-    width: int
-    height: int
-    format: str
-    quality: int
-    crop: str | None
-    animated: bool
 
 
 _LOOKS: dict = {}  # interned looks and tuples of them: a library has few distinct sizes and settings
@@ -63,26 +47,25 @@ class MediaPlan:
     dest_dir: str  # the photo page lives at dest_dir/index.html
     # the thumbnail, the display images (grouped by format, JPEG first, smallest first within a
     # format) and the original when one is published
-    looks: tuple[_Look, ...]
+    looks: tuple[Look, ...]
     digests: str  # the hash in each of their names, DIGEST_LENGTH characters each, in the same order
     # tuples, and () for a photo: one shared empty value instead of two lists per photo
     videos: tuple[OutputSpec, ...] = ()  # best first; MP4 (or the copied file) last
     tracks: tuple[tuple[OutputSpec, str], ...] = ()  # caption files and their language
 
     @classmethod
-    def of(cls, src_uri: str, dest_dir: str, named: list[tuple[_Look, str]], **more) -> MediaPlan:
+    def of(cls, src_uri: str, dest_dir: str, named: list[tuple[Look, str]], **more) -> MediaPlan:
         """named: (look, name hash) of the thumbnail, each display image and the original, in that order."""
         looks = tuple(look for look, _ in named)
         return cls(src_uri, dest_dir, _LOOKS.setdefault(looks, looks), "".join(d for _, d in named), **more)
 
     def _name(self, i: int) -> str:
-        digest = self.digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH]
-        return f"{self.dest_dir.rpartition('/')[2]}.{self.looks[i].tag}.{digest}.{self.looks[i].ext}"
+        return _file_name(self.dest_dir, self.looks[i], self.digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH])
 
     def _spec(self, i: int) -> OutputSpec:
-        return _make_spec(self.dest_dir, self.looks[i], self.digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH])
+        return _spec_of(self.dest_dir, self._name(i), self.looks[i])
 
-    def named(self) -> Iterator[tuple[str, _Look]]:
+    def named(self) -> Iterator[tuple[str, Look]]:
         """(dest_uri, look) of the thumbnail, each display image and the original, in that order: what
         pages need, without making a spec of each (a build asks this of every photo)."""
         for i, look in enumerate(self.looks):
@@ -123,15 +106,15 @@ class MediaPlan:
 
     @property
     def outputs(self) -> list[OutputSpec]:
+        original = self.original
         out = [self.thumb, *self.images, *self.videos, *(spec for spec, _ in self.tracks)]
-        return out + ([self.original] if self.original else [])
+        return out + ([original] if original else [])
 
     @property
     def largest(self) -> OutputSpec:
         """The biggest JPEG display image (or of the first format when there is no JPEG)."""
-        first = self.images[0].format
-        fmt = "jpeg" if any(spec.format == "jpeg" for spec in self.images) else first
-        return [spec for spec in self.images if spec.format == fmt][-1]
+        display = self.display
+        return display["jpeg"][-1] if "jpeg" in display else next(iter(display.values()))[-1]
 
 
 @dataclass
@@ -319,7 +302,8 @@ def _plan_video(media: Media, dest_dir: str, config: Config) -> MediaPlan:
         tracks.append((OutputSpec(dest_dir, f"{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
     return MediaPlan.of(
         media.src_uri, dest_dir, [thumb, poster],
-        videos=tuple(_make_spec(dest_dir, look, digest) for look, digest in streams), tracks=tuple(tracks),
+        videos=tuple(_spec_of(dest_dir, _file_name(dest_dir, look, digest), look) for look, digest in streams),
+        tracks=tuple(tracks),
     )
 
 
@@ -357,15 +341,19 @@ def _namer(media: Media, job_text: str, progressive: bool):
     own_ext = os.path.splitext(media.name)[1].lstrip(".").lower() or "bin"
 
     def named(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False):
-        look = _Look(role, tag, EXTENSIONS.get(fmt, own_ext), w, h, fmt, quality, crop, anim)
+        look = Look(role, tag, EXTENSIONS.get(fmt, own_ext), w, h, fmt, quality, crop, anim)
         look = _LOOKS.setdefault(look, look)
         return look, derivative_hash(media.content_hash, recipe_text(look, job_text, progressive), DIGEST_LENGTH)
 
     return named
 
 
-def _make_spec(dest_dir: str, look: _Look, digest: str) -> OutputSpec:
-    name = f"{posixpath.basename(dest_dir)}.{look.tag}.{digest}.{look.ext}"
+def _file_name(dest_dir: str, look: Look, digest: str) -> str:
+    """A derivative's file name: slug.TAG.HASH.EXT, the slug being its media's folder name."""
+    return f"{posixpath.basename(dest_dir)}.{look.tag}.{digest}.{look.ext}"
+
+
+def _spec_of(dest_dir: str, name: str, look: Look) -> OutputSpec:
     return OutputSpec(dest_dir, name, look.role, look.width, look.height, look.format, look.quality, look.crop,
                       look.animated)
 
@@ -388,7 +376,7 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
     thumb = spec("thumb", "thumb", tw, th, "jpeg", images.quality, crop)
-    display: list[tuple[_Look, str]] = []
+    display: list[tuple[Look, str]] = []
     sizes = display_geometry(info.width, info.height, images.sizes)
     qualities = {"jpeg": images.quality, "webp": images.webp_quality, "avif": images.avif_quality}
     if animated:

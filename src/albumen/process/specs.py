@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Protocol
 
 # Bump when a change to the pipeline changes output pixels or bytes: every
 # derivative name (and so every cache key) changes with it.
@@ -118,10 +117,15 @@ class JobResult:
     seconds: float = 0.0
 
 
-class Shaped(Protocol):
-    """What shapes a derivative's bytes: an OutputSpec has it, and so has the plan's shared look of one."""
+@dataclass(frozen=True, slots=True)
+class Look:
+    """One output apart from its folder and its name's hash (slug.TAG.HASH.EXT): what a thumbnail or a
+    display image of a photo of this size looks like. The plan shares one object (and one tuple of
+    them) among all such photos."""
 
     role: str
+    tag: str
+    ext: str
     width: int
     height: int
     format: str
@@ -130,12 +134,12 @@ class Shaped(Protocol):
     animated: bool
 
 
-def progressive_for(spec: Shaped, progressive: bool) -> bool:
+def progressive_for(spec: OutputSpec | Look, progressive: bool) -> bool:
     """Progressive JPEG only where it helps a visitor: a thumbnail is too small to benefit."""
     return progressive and spec.format == "jpeg" and spec.role != "thumb"
 
 
-def recipe_text(spec: Shaped, job_text: str, progressive: bool) -> str:
+def recipe_text(spec: OutputSpec | Look, job_text: str, progressive: bool) -> str:
     """Everything that shapes one derivative's bytes, as stable text (never Python's hash())."""
     return (
         f"v{PROCESSING_VERSION}|{spec.role}|{spec.width}x{spec.height}|{spec.format}|q{spec.quality}|"
