@@ -618,3 +618,23 @@ def test_check_inside_refuses_dot_dot(tmp_path):
     (tmp_path / "out").mkdir()
     with pytest.raises(OutsideRoot):
         check_inside(str(tmp_path / "out" / "a" / ".." / "b"), str(tmp_path / "out"))
+
+
+def test_an_unchanged_page_behind_a_link_leading_out_stops_the_build(gallery, tmp_path):
+    """A page folder replaced by a link to a copy elsewhere is refused even when the page there
+    already has the right bytes: it would be served from outside the output."""
+    import shutil
+
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    stream = site / "stream"
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(stream, elsewhere, copy_function=shutil.copy2)
+    shutil.rmtree(stream)
+    stream.symlink_to(elsewhere, target_is_directory=True)
+    before = tree_digest(elsewhere)
+    for path in gallery.rglob("*.jpg"):  # a real build, with every page's content the same
+        os.utime(path, None)
+    result = build_site(gallery, site, expect=1)
+    assert "output folder stream is a symbolic link to" in result.output
+    assert tree_digest(elsewhere) == before

@@ -323,6 +323,7 @@ class _PageWriter:
         self.cache = cache
         self.options = options
         self.report = report
+        self.leads_out = _LinksOut(report.output)  # a page behind such a link is written, so the sink refuses it
         self.reporter: Reporter | None = None  # pages count on the progress display once images are done
         self.offered: list = []
         self.held = 0  # media views held by the offered pages alone
@@ -342,11 +343,13 @@ class _PageWriter:
         if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
             return recorded != task.key  # (the key it was written with)
         options = self.options
+        path = os.path.join(self.report.output, *task.dest_uri.split("/"))
         return (
             options.force
             or recorded != task.key
             or (task.album_uri is not None and _album_forced(task.album_uri, options))
-            or not os.path.exists(os.path.join(self.report.output, *task.dest_uri.split("/")))
+            or not os.path.exists(path)
+            or self.leads_out(os.path.dirname(path))
         )
 
     def flush(self) -> None:
@@ -629,6 +632,8 @@ class _LinksOut:
         # None: the album folder itself leads out
 
     def __call__(self, folder: str) -> bool:
+        if folder == self.root:
+            return False
         parent, name = os.path.split(folder)
         if parent not in self.links:
             try:

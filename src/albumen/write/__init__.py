@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..errors import BuildError
-from ..fsutil import OutsideRoot, same_content, write_atomic
+from ..fsutil import OutsideRoot, check_inside, same_content, write_atomic
 
 
 class DiskSink:
@@ -50,15 +50,16 @@ class DiskSink:
         if not again:
             self._claim(dest_uri)
         path = self.abs_path(dest_uri)
+        try:  # before reading it too: a page behind a link leading out is not this site's, changed or not
+            check_inside(os.path.dirname(path), self.root)
+        except OutsideRoot as exc:
+            raise BuildError(str(exc), hint="replace the link with a real folder, or remove it") from None
         if same_content(path, data):
             self.unchanged += 1
             st = os.stat(path)
             self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
             return False
-        try:
-            st = write_atomic(path, data, root=self.root)
-        except OutsideRoot as exc:
-            raise BuildError(str(exc), hint="replace the link with a real folder, or remove it") from None
+        st = write_atomic(path, data)
         self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
         self.written += 1
         return True
