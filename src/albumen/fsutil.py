@@ -53,13 +53,10 @@ def check_inside(folder: str, root: str) -> None:
                           "nothing is written through it")
 
 
-def write_atomic(abs_path: str, data: bytes, root: str | None = None) -> os.stat_result:
-    """Write data under abs_path all at once; returns the stat of the file written.
-
-    root: the output folder; the file's folder must resolve to a place inside it (see check_inside)."""
+def write_atomic(abs_path: str, data: bytes) -> os.stat_result:
+    """Write data under abs_path all at once; returns the stat of the file written. (Callers writing
+    into the output check its folder first: see check_inside.)"""
     folder, name = os.path.split(abs_path)
-    if root is not None:
-        check_inside(folder, root)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:  # a name of our own: this process's id and a counter (cheaper than mkstemp's random names)
         tmp = os.path.join(folder, f"{TMP_PREFIX}{os.getpid()}-{next(_serial)}-{name[:40]}")

@@ -349,9 +349,9 @@ def make_placeholder(picture) -> Placeholder:
 
 
 def placeholder_of_jpeg(data: bytes) -> Placeholder:
-    """The placeholder of a thumbnail from its JPEG bytes, as written: the same whether it is taken
-    when the thumbnail is made or later from the file (after the cache was lost), so pages that
-    inline it do not change. Decoded at 1/8 scale in the DCT domain: a fraction of a millisecond."""
+    """The placeholder of a thumbnail (always a JPEG) from its bytes, as written: the same whether it
+    is taken when the thumbnail is made or later from the file (after the cache was lost), so pages
+    that inline it do not change. Decoded at 1/8 scale in the DCT domain: a fraction of a millisecond."""
     import io
 
     from PIL import Image
@@ -364,10 +364,7 @@ def placeholder_of_jpeg(data: bytes) -> Placeholder:
 def placeholder_of_file(path: str) -> Placeholder:
     """The placeholder of an already written thumbnail."""
     with open(path, "rb") as f:
-        data = f.read()
-    if data[:2] == b"\xff\xd8":
-        return placeholder_of_jpeg(data)
-    return make_placeholder(to_pillow(pyvips.Image.new_from_buffer(data, "")))
+        return placeholder_of_jpeg(f.read())
 
 
 def _tiny_png(rgb: bytes, width: int, height: int) -> bytes:

@@ -56,10 +56,17 @@ def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[tuple[str
 
 
 def _write_file(job: ImageJob | VideoJob, dest_uri: str, data: bytes) -> os.stat_result:
+    return write_atomic(_target(job, dest_uri), data)
+
+
+def _target(job: ImageJob | VideoJob, dest_uri: str) -> str:
+    """Where an output goes, refused when its folder leads out of the output (see fsutil.check_inside)."""
+    path = os.path.join(job.abs_dest_root, *dest_uri.split("/"))
     try:
-        return write_atomic(os.path.join(job.abs_dest_root, *dest_uri.split("/")), data, root=job.abs_dest_root)
+        check_inside(os.path.dirname(path), job.abs_dest_root)
     except OutsideRoot as exc:
         raise ProcessingError(str(exc)) from None
+    return path
 
 
 def _record(written: list[tuple[str, int, int]], dest_uri: str, st: os.stat_result) -> None:
@@ -91,11 +98,7 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
         placeholder = engine.placeholder_of_file(job.placeholder_source)
     for spec in job.videos:
         if need(spec):
-            target = os.path.join(job.abs_dest_root, *spec.dest_uri.split("/"))
-            try:
-                check_inside(os.path.dirname(target), job.abs_dest_root)
-            except OutsideRoot as exc:
-                raise ProcessingError(str(exc)) from None
+            target = _target(job, spec.dest_uri)
             video.make_stream(job, spec, target)
             _record(written, spec.dest_uri, os.stat(target))
     for source, dest_uri in job.tracks:
