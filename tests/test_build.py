@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -466,6 +467,64 @@ def test_parallel_build_isolates_a_bad_file(tmp_path):
     assert "skipped: truncated.jpg: cannot decode image" in result.stderr
     assert "4 photos" in result.stdout and "1 skipped" in result.stdout
     assert not (site / "truncated").exists() or not list((site / "truncated").glob("*.jpg"))
+    assert crawl(site).broken == []
+
+
+CRASHING_CLI = """
+import os, signal, sys
+
+import albumen.process.worker as worker
+
+real = worker._make_outputs
+
+
+def crashing(job, written):
+    if "boom" in os.path.basename(job.abs_src_path):
+        os.kill(os.getpid(), signal.SIGSEGV)  # what a decoder bug meeting a hostile file does
+    return real(job, written)
+
+
+worker._make_outputs = crashing  # inherited by the workers this process forks
+from albumen.cli import main
+
+sys.argv = ["albumen", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the crash is planted in forked workers")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_rebuild(tmp_path, jobs):
+    """Images are always made in worker processes: a crash (a segfault in a decoder) costs that
+    file, not the build, even with -j 1 and when the crashing photo is the only one to make."""
+    import subprocess
+
+    script = tmp_path / "crashing_albumen.py"
+    script.write_text(CRASHING_CLI)
+    src, site = tmp_path / "p", tmp_path / "site"
+    for name in ("a", "boom", "c"):
+        make_jpeg(src / f"{name}.jpg", size=(300, 200))
+
+    def build(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, str(script), "build", str(src), "-o", str(site), "-j", jobs, *extra],
+            capture_output=True, text=True, timeout=300,
+        )
+
+    done = build()
+    assert done.returncode == 0, done.stderr
+    assert "skipped: boom.jpg: the worker crashed" in done.stderr
+    assert "2 photos" in done.stdout and "1 skipped" in done.stdout
+    assert {p.parent.name for p in site.rglob("*.jpg")} >= {"a", "c"}
+    assert not (site / "boom").exists()
+    assert crawl(site).broken == []
+    # a rebuild with one photo to make, the crashing one (the photo was replaced by another that crashes)
+    (src / "boom.jpg").unlink()
+    make_jpeg(src / "boom2.jpg", size=(320, 200))
+    done = build("--strict", "-v")
+    assert "processed 1 images" in done.stdout, done.stdout
+    assert done.returncode == 1 and "skipped: boom2.jpg: the worker crashed" in done.stderr, done.stderr
+    assert "--strict: failing" in done.stderr
     assert crawl(site).broken == []
 
 

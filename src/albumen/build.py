@@ -393,8 +393,9 @@ class _EarlyPages:
     """
 
     def __init__(self, gallery: Gallery, todo: list, paced: bool = True) -> None:
-        """todo: the jobs not made yet. paced: leave gaps between slices of work (see work); only
-        workers waiting for tasks need them. Pages are written once `writer` is set."""
+        """todo: the jobs not made yet. paced: leave gaps between slices of work (see work), in which
+        several workers get their next tasks (one worker has enough queued ahead). Pages are written
+        once `writer` is set."""
         self.writer: _PageWriter | None = None
         self.paced = paced
         self.gallery = gallery

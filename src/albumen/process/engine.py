@@ -115,6 +115,7 @@ def _open_pillow(job: ImageJob) -> pyvips.Image:
                 factor = choose_shrink(job, job.outputs)
                 if factor > 1:  # DCT-domain shrink: Pillow picks the largest scale still this big
                     im.draft("RGB", (-(-im.width // factor), -(-im.height // factor)))
+                im.decodermaxblock = 1 << 20  # fewer, bigger reads: ~100 decoder calls fewer for a 7 MB photo
             im.load()
             icc = im.info.get("icc_profile")
             if im.mode in ("I;16", "I;16B", "I;16L", "I", "F"):

@@ -55,10 +55,11 @@ def run_jobs(
         return sum(getattr(j, "timeout", timeout) for j in batch) if len(batch) > 1 else getattr(batch[0], "timeout", timeout)
 
     retry = []
-    # four tasks ahead per worker: the build writes pages between results (see build._EarlyPages)
-    # a video's time limit holds and a crash in its decoder fails only it, even with one worker (-j 1)
-    isolate = any(isinstance(task[0], VideoJob) for task in tasks)
-    results = pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4, isolate=isolate)
+    # four tasks ahead per worker: the build writes pages between results (see build._EarlyPages).
+    # Always in worker processes, even with one worker (-j 1) or one changed photo: a decoder that
+    # crashes on a hostile file fails only that file, never the build (or the dev server), and a
+    # time limit holds.
+    results = pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4, isolate=True)
     del tasks
     for batch, outcome in results:
         if isinstance(outcome, TaskFailed):
@@ -71,7 +72,7 @@ def run_jobs(
         for job in batch:  # pair by id: a result out of place is a failure, not someone else's success
             yield paired(job, by_id.get(job.job_id, TaskFailed("no result from the worker")))
         del batch, outcome, by_id
-    for job, outcome in pool.run(run_job, retry, timeout=lambda j: getattr(j, "timeout", timeout)):
+    for job, outcome in pool.run(run_job, retry, timeout=lambda j: getattr(j, "timeout", timeout), isolate=True):
         yield paired(job, outcome)
 
 
