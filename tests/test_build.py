@@ -485,6 +485,19 @@ def crashing(job, written):
 
 
 worker._make_outputs = crashing  # inherited by the workers this process forks
+
+import albumen.scan as scan
+
+real_read = scan.read_media_file
+
+
+def crashing_read(abs_path, name, max_pixels):
+    if name.startswith("parse"):
+        os.kill(os.getpid(), signal.SIGSEGV)  # a native header parser (libheif, libwebp, ...) crashing
+    return real_read(abs_path, name, max_pixels)
+
+
+scan.read_media_file = crashing_read
 from albumen.cli import main
 
 sys.argv = ["albumen", *sys.argv[1:]]
@@ -495,14 +508,15 @@ main()
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the crash is planted in forked workers")
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_rebuild(tmp_path, jobs):
-    """Images are always made in worker processes: a crash (a segfault in a decoder) costs that
-    file, not the build, even with -j 1 and when the crashing photo is the only one to make."""
+    """Files are always read and images always made in worker processes: a crash (a segfault in a
+    parser or a decoder) costs that file, not the build, even with -j 1 and when the crashing photo
+    is the only one to make."""
     import subprocess
 
     script = tmp_path / "crashing_albumen.py"
     script.write_text(CRASHING_CLI)
     src, site = tmp_path / "p", tmp_path / "site"
-    for name in ("a", "boom", "c"):
+    for name in ("a", "boom", "c", "parsebomb"):
         make_jpeg(src / f"{name}.jpg", size=(300, 200))
 
     def build(*extra: str) -> subprocess.CompletedProcess:
@@ -514,7 +528,8 @@ def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_
     done = build()
     assert done.returncode == 0, done.stderr
     assert "skipped: boom.jpg: the worker crashed" in done.stderr
-    assert "2 photos" in done.stdout and "1 skipped" in done.stdout
+    assert "skipped: parsebomb.jpg: cannot read file: the worker crashed" in done.stderr
+    assert "2 photos" in done.stdout and "2 skipped" in done.stdout
     assert {p.parent.name for p in site.rglob("*.jpg")} >= {"a", "c"}
     assert not (site / "boom").exists()
     assert crawl(site).broken == []

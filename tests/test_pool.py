@@ -3,6 +3,8 @@
 import os
 import time
 
+import pytest
+
 from albumen.pool import TaskFailed, WorkerPool
 
 
@@ -13,25 +15,20 @@ def _where(item: int) -> tuple[int, int]:
     return item * item, os.getpid()
 
 
-def test_every_task_once_with_its_own_result_and_the_parent_helps_while_workers_start():
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_task_once_with_its_own_result_and_always_in_a_worker(workers):
     items = list(range(40))
-    with WorkerPool(2) as pool:
-        results = list(pool.run(_where, items, timeout=30, help_while_starting=True))
+    with WorkerPool(workers) as pool:
+        results = list(pool.run(_where, items, timeout=30))
         assert sorted(item for item, _ in results) == items
         failed = [item for item, result in results if isinstance(result, TaskFailed)]
         assert failed == [13] and "unlucky" in str(dict(results)[13])
-        where = {item: result[1] for item, result in results if item != 13}
         assert all(result[0] == item * item for item, result in results if item != 13)
-        here = {item for item, pid in where.items() if pid == os.getpid()}
-        # workers need a few tenths of a second to start: this process ran the first tasks meanwhile
-        assert 0 in here
-        # without help, everything runs in the workers
-        again = list(pool.run(_where, items[:10], timeout=30))
-        assert sorted(item for item, _ in again) == items[:10]
-        assert all(result[1] != os.getpid() for _, result in again)
-        # once the workers are up, help is no longer given
-        later = list(pool.run(_where, items[:10], timeout=30, help_while_starting=True))
-        assert all(result[1] != os.getpid() for _, result in later)
+        # never in this process: not with one worker, not for a single task
+        pids = {result[1] for item, result in results if item != 13}
+        assert os.getpid() not in pids and len(pids) <= workers
+        single = list(pool.run(_where, [5], timeout=30))
+        assert single[0][1][0] == 25 and single[0][1][1] != os.getpid()
 
 
 def test_timeout_fails_only_that_task():

@@ -11,7 +11,7 @@ Linux, and this process has a single thread and has not loaded libvips (whose th
 would inherit half-made: the first image would hang). The CLI starts its workers first thing, so a
 build from the command line forks; a process that runs other threads (the dev server after its
 first build, a test runner) or has made images itself uses the fork server, which costs a few
-tenths of a second once, not at every rebuild. A forked pool never runs a task in this process, so
+tenths of a second once, not at every rebuild. No task ever runs in this process (see run), so
 this process stays fit to fork a replacement for a worker that died. Forked workers share nothing
 they use with the build: they receive jobs as data and never touch what they inherited (the
 cache's database connection included: a worker leaves with os._exit or a signal, never closing it).
@@ -92,19 +92,12 @@ def _start_method() -> str:
 
 
 def _ready() -> bool:
-    """A probe task: its result means a worker has started."""
+    """A first task, so that the workers start now."""
     return True
 
 
 class TaskFailed(Exception):
     """A task that timed out, crashed its worker, or raised."""
-
-
-def _run_here(fn: Callable, item: Any) -> Any:
-    try:
-        return fn(item)
-    except Exception as exc:  # same contract as the pool
-        return TaskFailed(f"{type(exc).__name__}: {exc}")
 
 
 def default_workers() -> int:
@@ -120,15 +113,13 @@ class WorkerPool:
         """workers: how many processes; 0 means one per core."""
         self.workers = max(1, workers or default_workers())
         self._pool = None
-        self._probes: list = []
         self._released: list = []  # closed, their workers still exiting
         self.forked = False  # the running pool's workers were forked from this process
 
     def start(self) -> None:
         """Start the workers now, without waiting for them: they take a few tenths of a second
         (interpreter, imports), which the caller can spend on its own work meanwhile."""
-        if self.parallel:
-            self._get()
+        self._get()
 
     @property
     def parallel(self) -> bool:
@@ -144,7 +135,8 @@ class WorkerPool:
             if method == "forkserver":
                 context.set_forkserver_preload(_SERVER_PRELOAD)  # read when the server starts (once)
             self._pool = ProcessPool(max_workers=self.workers, context=context, initializer=_worker_start)
-            self._probes = [self._pool.schedule(_ready) for _ in range(self.workers)]
+            for _ in range(self.workers):  # pebble starts its workers with the first task
+                self._pool.schedule(_ready)
         return self._pool
 
     def run(
@@ -152,45 +144,27 @@ class WorkerPool:
         fn: Callable,
         items: Iterable[Any],
         timeout: float | Callable[[Any], float] | None = None,
-        help_while_starting: bool = False,
         ahead: int = 2,
-        isolate: bool = False,
     ) -> Iterator[tuple[Any, Any]]:
         """Yield (item, result) as tasks finish; result is a TaskFailed when the task failed.
 
-        timeout: seconds per task, or a function of the item giving them.
+        Every task runs in a worker process, even with one worker or one task: a parser or decoder
+        that crashes on a hostile file fails that task only, never this process, and a time limit
+        holds. timeout: seconds per task, or a function of the item giving them.
         Tasks go to the workers a few at a time (`ahead` queued per worker), in order: enough to keep
         them busy while the caller spends a moment on each result, few enough to hold little.
-        help_while_starting: until the first worker has started (interpreter and imports, a few
-        tenths of a second), this process runs tasks itself and none is queued for the workers; a
-        short list may be done before they are up. Only for short tasks that are safe to run
-        here: no timeout applies to them.
-        isolate: run in worker processes even with one worker or one task (which otherwise run
-        here, sparing a worker's start-up): for tasks whose timeout must hold (videos), and that a
-        crash must not take this process down with.
         """
         items = list(items)
         if not items:
             return
-        here = not self.parallel or (len(items) == 1 and not (self._pool is not None and self.forked))
-        if here and not isolate:
-            for item in items:
-                yield item, _run_here(fn, item)
-            return
         from pebble import ProcessExpired
 
         pool = self._get()
-        helping = help_while_starting
         limit = timeout if callable(timeout) else (lambda _item: timeout)
         waiting = deque(range(len(items)))
         running: dict[Any, int] = {}
         try:
             while waiting or running:
-                if helping and not isolate and waiting and not any(probe.done() for probe in self._probes):
-                    i = waiting.popleft()
-                    yield items[i], _run_here(fn, items[i])
-                    continue
-                helping = False
                 while waiting and len(running) < ahead * self.workers:
                     i = waiting.popleft()
                     running[pool.schedule(fn, args=(items[i],), timeout=limit(items[i]))] = i
@@ -224,7 +198,6 @@ class WorkerPool:
             joiner.start()
             self._released.append((pool, joiner))
             self._pool = None
-            self._probes = []
 
     def stop(self) -> None:
         for pool, joiner in self._all():
@@ -241,7 +214,7 @@ class WorkerPool:
 
     def _all(self) -> list:
         pools = self._released + ([(self._pool, None)] if self._pool is not None else [])
-        self._released, self._pool, self._probes = [], None, []
+        self._released, self._pool = [], None
         return pools
 
     def __enter__(self) -> WorkerPool:

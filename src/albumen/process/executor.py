@@ -1,5 +1,8 @@
 """Run image and video jobs on the build's worker pool, pairing every result with its job by id.
 
+Jobs always run in worker processes, even with one worker (-j 1) or one changed photo: a decoder
+that crashes on a hostile file fails only that file, never the build (or the dev server).
+
 Small images go to the workers in batches: for a 64-pixel photo, sending the job and its result
 between processes costs as much as making it. A batch that fails as a whole (a decoder crash, a
 timeout) is retried job by job, so one bad file still fails only itself.
@@ -55,11 +58,8 @@ def run_jobs(
         return sum(getattr(j, "timeout", timeout) for j in batch) if len(batch) > 1 else getattr(batch[0], "timeout", timeout)
 
     retry = []
-    # four tasks ahead per worker: the build writes pages between results (see build._EarlyPages).
-    # Always in worker processes, even with one worker (-j 1) or one changed photo: a decoder that
-    # crashes on a hostile file fails only that file, never the build (or the dev server), and a
-    # time limit holds.
-    results = pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4, isolate=True)
+    # four tasks ahead per worker: the build writes pages between results (see build._EarlyPages)
+    results = pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4)
     del tasks
     for batch, outcome in results:
         if isinstance(outcome, TaskFailed):
@@ -72,7 +72,7 @@ def run_jobs(
         for job in batch:  # pair by id: a result out of place is a failure, not someone else's success
             yield paired(job, by_id.get(job.job_id, TaskFailed("no result from the worker")))
         del batch, outcome, by_id
-    for job, outcome in pool.run(run_job, retry, timeout=lambda j: getattr(j, "timeout", timeout), isolate=True):
+    for job, outcome in pool.run(run_job, retry, timeout=lambda j: getattr(j, "timeout", timeout)):
         yield paired(job, outcome)
 
 

@@ -212,16 +212,17 @@ def _batches(todo: list[tuple[str, FileEntry]]) -> list[tuple[tuple[str, FileEnt
 
 
 def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPool | None):
-    """(item, FileRecord) for every file to read: in this process, or in batches on the pool."""
-    batches = _batches(todo)
-    if pool is None or not pool.parallel or len(batches) < 2:
-        for item in todo:
-            yield item, read_media_file(item[1].abs_path, item[1].name, max_pixels)
+    """(item, FileRecord) for every file to read, read in batches by the pool's worker processes,
+    never by this one: the parsers of some formats are native code (libheif, libwebp, libavif,
+    FFmpeg), and one that crashes on a hostile file must cost that file only."""
+    if pool is None:
+        with WorkerPool() as own:
+            yield from _read_all(todo, max_pixels, own)
         return
     reader = partial(read_media_batch, max_pixels=max_pixels)
-    payloads = {tuple((e.abs_path, e.name) for _, e in b): b for b in batches}
+    payloads = {tuple((e.abs_path, e.name) for _, e in b): b for b in _batches(todo)}
     retry: list[tuple[str, FileEntry]] = []
-    for payload, result in pool.run(reader, list(payloads), timeout=300, help_while_starting=True):
+    for payload, result in pool.run(reader, list(payloads), timeout=300):
         batch = payloads[payload]
         if isinstance(result, TaskFailed):
             retry.extend(batch)  # find the one bad file: read the batch's files one by one
