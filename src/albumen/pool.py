@@ -62,7 +62,7 @@ def _worker_start() -> None:
     from PIL import Image
 
     from .process import engine, worker  # noqa: F401
-    from .scan import read_media_batch  # noqa: F401
+    from .scan import metadata, read_media_batch, video  # noqa: F401
 
     Image.preinit()  # Pillow's common formats, registered on the first open otherwise (~15 ms)
 
@@ -79,7 +79,7 @@ def can_fork() -> bool:
 
 # imported once by the fork server, so that each worker forked from it starts with them (never
 # libvips: see the module's docstring)
-_SERVER_PRELOAD = ["albumen.pool", "albumen.scan", "albumen.process.worker"]
+_SERVER_PRELOAD = ["albumen.pool", "albumen.scan.metadata", "albumen.scan.video", "albumen.process.worker"]
 
 
 def _start_method() -> str:

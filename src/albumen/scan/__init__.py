@@ -25,10 +25,8 @@ from ..pool import TaskFailed, WorkerPool
 from ..report import QuietReporter, Reporter
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
-from .metadata import read_image
 from .sidecar import meta_bool, meta_list, meta_text, read_sidecar
 from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
-from .video import read_video
 from .walk import DirListing, FileEntry, WalkReport, walk_source
 
 __all__ = [
@@ -84,6 +82,10 @@ def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
         return FileRecord("broken", None, reason=f"cannot read file ({exc.strerror})")
     sniffed: Sniffed = sniff_bytes(head, os.path.splitext(name)[1])
     record = FileRecord(sniffed.kind, sniffed.format, reason=sniffed.reason)
+    # imported here: only workers read files, and the build process need not load Pillow's parsers
+    from .metadata import read_image
+    from .video import read_video
+
     if sniffed.kind == "image":
         try:
             info, embedded, notes = read_image(abs_path, sniffed.format or "", max_pixels)
