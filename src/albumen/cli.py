@@ -153,11 +153,13 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
     except AlbumenError as exc:
         fail(exc)
         return
+    # imported before the workers are forked, which then have it too (~80 ms of imports less each)
+    from .build import BuildOptions
+    from .build import build as run_build
+
     with WorkerPool(jobs or 0) as pool:
         if force or not (out / "index.html").is_file():
             pool.start()  # a first build has work for the workers: they start while the build gets ready
-        from .build import BuildOptions
-        from .build import build as run_build
 
         options = BuildOptions(
             source=src, output=out, jobs=jobs or 0, strict=strict, force=force, force_albums=tuple(force_albums),
