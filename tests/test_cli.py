@@ -71,3 +71,80 @@ def test_demo_force_never_overwrites(tmp_path):
     assert run_cli("demo", str(photos), "--force").exit_code == 0
     assert (photos / "index.md").read_text() == "private: true\n"
     assert (photos / "Mountains" / "IMG_0001.jpg").read_bytes() == before
+
+
+RECORDING_CLI = """
+import json, os, sys
+
+import albumen.pool as pool
+
+methods = []
+real = pool._start_method
+
+
+def recording():
+    methods.append(real())
+    return methods[-1]
+
+
+pool._start_method = recording
+
+if __name__ == "__main__":
+    from albumen.cli import main
+
+    sys.argv = ["albumen", *sys.argv[1:]]
+    try:
+        main()
+    finally:
+        with open(os.environ["METHODS_OUT"], "w") as f:
+            json.dump(methods, f)
+"""
+
+
+def test_a_build_on_a_terminal_still_forks_its_workers(tmp_path):
+    """On a terminal the progress bar is drawn by the build, not by a thread of Rich's: an incremental
+    build starts its workers after the bar appeared, and a process with other threads cannot fork
+    them (it would fall back to the slower fork server)."""
+    import json
+    import os
+    import threading
+
+    if not sys.platform.startswith("linux"):
+        return
+    script = tmp_path / "recording_albumen.py"
+    script.write_text(RECORDING_CLI)
+    src, site = tmp_path / "p", tmp_path / "site"
+    make_jpeg(src / "a.jpg", size=(300, 200))
+
+    def build_on_a_terminal() -> tuple[list[str], str]:
+        out = tmp_path / "methods.json"
+        leader, follower = os.openpty()
+        env = dict(os.environ, METHODS_OUT=str(out), COLUMNS="100", TERM="xterm")
+        done = subprocess.Popen([sys.executable, str(script), "build", str(src), "-o", str(site)],
+                                stdout=follower, stderr=follower, env=env)
+        os.close(follower)
+        chunks: list[bytes] = []
+
+        def read() -> None:
+            while True:
+                try:
+                    data = os.read(leader, 4096)
+                except OSError:
+                    return
+                if not data:
+                    return
+                chunks.append(data)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        assert done.wait(timeout=300) == 0
+        reader.join(timeout=10)
+        os.close(leader)
+        return json.loads(out.read_text()), b"".join(chunks).decode(errors="replace")
+
+    methods, shown = build_on_a_terminal()
+    assert methods == ["fork"] and "Processing images" in shown, shown
+    make_jpeg(src / "b.jpg", size=(320, 200))  # an incremental build: the workers start during the scan
+    methods, shown = build_on_a_terminal()
+    assert methods == ["fork"], methods
+    assert "Processing images" in shown and "2 photos" in shown, shown

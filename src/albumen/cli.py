@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -48,7 +49,13 @@ class PlainReporter:
 
 
 class RichReporter:
-    """A progress bar per phase on a terminal."""
+    """A progress bar per phase on a terminal.
+
+    Redrawn by the build as it advances, not by Rich's refresh thread: the build forks its workers
+    only while it has a single thread (see pool.can_fork), and in an incremental build they start
+    after the progress bar has appeared."""
+
+    REDRAW_EVERY = 0.1  # seconds
 
     def __init__(self, verbosity: int) -> None:
         from rich.console import Console
@@ -71,19 +78,28 @@ class RichReporter:
             TimeElapsedColumn(),
             console=self.console,
             transient=False,
+            auto_refresh=False,
         )
         self.task = None
+        self.drawn = 0.0
         self.progress.start()
+
+    def _redraw(self, now: bool = False) -> None:
+        if now or time.monotonic() - self.drawn >= self.REDRAW_EVERY:
+            self.progress.refresh()
+            self.drawn = time.monotonic()
 
     def phase(self, name: str, total: int | None = None) -> None:
         if self.task is not None:
             task = self.progress.tasks[-1]
             self.progress.update(self.task, total=task.completed)
         self.task = self.progress.add_task(name, total=total)
+        self._redraw(now=True)
 
     def advance(self, detail: str = "") -> None:
         if self.task is not None:
             self.progress.advance(self.task)
+            self._redraw()
 
     def note(self, text: str) -> None:
         if self.verbosity >= 2:
@@ -93,6 +109,7 @@ class RichReporter:
         if self.task is not None:
             task = self.progress.tasks[-1]
             self.progress.update(self.task, total=task.completed)
+        self.progress.refresh()
         self.progress.stop()
 
 
