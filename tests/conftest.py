@@ -108,7 +108,7 @@ class Result:
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> Result:
-    """Run `albumen ARGS` in this process (the image workers are still real processes when -j > 1)."""
+    """Run `albumen ARGS` in this process (files are still read and images made by worker processes)."""
     runner = CliRunner()
     old = Path.cwd()
     try:

@@ -498,10 +498,27 @@ def crashing_read(abs_path, name, max_pixels):
 
 
 scan.read_media_file = crashing_read
-from albumen.cli import main
 
-sys.argv = ["albumen", *sys.argv[1:]]
-main()
+import albumen.pool as pool
+
+real_method = pool._start_method
+
+
+def fork_only():
+    assert real_method() == "fork", "the planted crashes reach workers by fork only"
+    return "fork"
+
+
+pool._start_method = fork_only
+
+if __name__ == "__main__":
+    from albumen.cli import main
+
+    sys.argv = ["albumen", *sys.argv[1:]]
+    try:
+        main()
+    finally:  # what the build process itself loaded: never a decoder or a native parser
+        print("loaded:", sorted(m for m in ("PIL", "pyvips", "av", "pillow_heif") if m in sys.modules), file=sys.stderr)
 """
 
 
@@ -527,6 +544,7 @@ def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_
 
     done = build()
     assert done.returncode == 0, done.stderr
+    assert "loaded: []" in done.stderr
     assert "skipped: boom.jpg: the worker crashed" in done.stderr
     assert "skipped: parsebomb.jpg: cannot read file: the worker crashed" in done.stderr
     assert "2 photos" in done.stdout and "2 skipped" in done.stdout
@@ -539,7 +557,7 @@ def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_
     done = build("--strict", "-v")
     assert "processed 1 images" in done.stdout, done.stdout
     assert done.returncode == 1 and "skipped: boom2.jpg: the worker crashed" in done.stderr, done.stderr
-    assert "--strict: failing" in done.stderr
+    assert "--strict: failing" in done.stderr and "loaded: []" in done.stderr
     assert crawl(site).broken == []
 
 

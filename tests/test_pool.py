@@ -31,6 +31,47 @@ def test_every_task_once_with_its_own_result_and_always_in_a_worker(workers):
         assert single[0][1][0] == 25 and single[0][1][1] != os.getpid()
 
 
+def _dies_on_negative(n: int) -> int:
+    if n < 0:
+        os._exit(3)  # a worker dying mid-task, as a decoder crash would
+    return n * n
+
+
+def test_a_pool_pebble_gives_up_on_is_replaced_and_its_tasks_run_again(monkeypatch):
+    """When a worker dies right as it takes a task, pebble may not find that task among the running
+    ones and declare the whole pool broken ("All workers expired"), failing every unfinished task.
+    Simulated here: every worker death breaks the pool. The other tasks still succeed (on a fresh
+    pool), the dying one fails alone, and nothing hangs."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pebble.pool.process import PoolManager
+
+    def gives_up(self, worker_id):
+        raise BrokenProcessPool("All workers expired")
+
+    monkeypatch.setattr(PoolManager, "find_expired_task", gives_up)
+    items = [1, 2, -1, 3, -2, -3, 4, -4, -5, 5, 6]  # dying tasks in a row: still progress, not a stuck pool
+    for workers in (1, 2):
+        with WorkerPool(workers) as pool:
+            results = dict(pool.run(_dies_on_negative, items, timeout=60))
+        assert sorted(results) == sorted(items)
+        assert all(isinstance(results[n], TaskFailed) and "crashed" in str(results[n]) for n in items if n < 0)
+        assert {n: results[n] for n in items if n > 0} == {n: n * n for n in items if n > 0}
+
+
+def _never_starts() -> None:
+    os._exit(1)
+
+
+def test_workers_that_never_start_fail_the_build_instead_of_hanging(monkeypatch):
+    from albumen import pool as pool_module
+    from albumen.errors import BuildError
+
+    monkeypatch.setattr(pool_module, "_worker_start", _never_starts)
+    with WorkerPool(1) as pool, pytest.raises(BuildError, match="keep failing to start"):
+        list(pool.run(_dies_on_negative, list(range(40)), timeout=60))
+
+
 def test_timeout_fails_only_that_task():
     with WorkerPool(2) as pool:
         results = dict(pool.run(time.sleep, [0.01, 5, 0.01], timeout=lambda s: 1 if s > 1 else 30))
@@ -74,6 +115,8 @@ if __name__ == "__main__":
     import albumen.process.engine as engine
     engine.pyvips.Image.black(2000, 2000).gaussblur(2).copy_memory()  # libvips now runs here
     out["can_fork_after_vips"] = can_fork()
+    from albumen.pool import _start_method
+    out["method_after_vips"] = _start_method()
     with WorkerPool(2) as pool:
         pool.start()
         out["forked_after_vips"] = pool.forked
@@ -83,7 +126,7 @@ if __name__ == "__main__":
 '''
 
 
-def test_workers_fork_from_a_clean_process_and_spawn_once_it_has_run_libvips(tmp_path):
+def test_workers_fork_from_a_clean_process_and_come_from_a_fork_server_once_it_has_run_libvips(tmp_path):
     """Forked workers start fast, but only a process without libvips (and without other threads)
     may fork them: a child inheriting libvips' thread pool hangs on its first image."""
     import json
@@ -104,4 +147,5 @@ def test_workers_fork_from_a_clean_process_and_spawn_once_it_has_run_libvips(tmp
     assert out["single_item_pid"] != out["pid"], "a forked pool runs even a single task in a worker"
     assert out["vips_loaded_here"] is False
     assert out["can_fork_after_vips"] is False and out["forked_after_vips"] is False
+    assert out["method_after_vips"] == "forkserver"
     assert sorted(out["vips_after"]) == [9.0, 11.0]

@@ -269,3 +269,35 @@ def test_other_host_names_are_refused_on_loopback(static_server):
     port, _ = static_server
     assert raw_get(port, "/", {"Host": "evil.example:80"})[0] == 421
     assert raw_get(port, "/", {"Host": f"localhost:{port}"})[0] == 200
+
+
+def test_an_unexpected_error_in_a_rebuild_keeps_the_server_and_the_last_good_site(tmp_path):
+    src = tmp_path / "photos"
+    make_jpeg(src / "Trip" / "a.jpg", size=(640, 480), date="2024:01:01 10:00:00")
+    site = tmp_path / "site"
+    log: list[str] = []
+    calls = []
+
+    def flaky_build(loaded, options):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("a bug somewhere")
+        return build(loaded, options)
+
+    options = ServeOptions(source=src, output=site, config_path=None, port=0, jobs=1, debounce_ms=200,
+                           settle_seconds=0.3)
+    thread = threading.Thread(target=serve, args=(options, flaky_build, log.append), daemon=True)
+    thread.start()
+    try:
+        assert options.ready.wait(60), log
+        url = next(line.split(" at ")[1].split()[0] for line in log if line.startswith("serving"))
+        make_jpeg(src / "Trip" / "b.jpg", size=(640, 480), date="2024:01:02 10:00:00")
+        assert wait_for(lambda: any("rebuild failed unexpectedly" in line for line in log)), log
+        assert thread.is_alive()
+        status, body, _ = fetch(url + "trip/")
+        assert status == 200 and b"a bug somewhere" in body  # the last good site, the error shown over it
+        make_jpeg(src / "Trip" / "c.jpg", size=(640, 480), date="2024:01:03 10:00:00")
+        assert wait_for(lambda: b"c/" in fetch(url + "trip/")[1] and b"a bug" not in fetch(url + "trip/")[1]), log
+    finally:
+        options.stop.set()
+        thread.join(20)

@@ -8,13 +8,15 @@ a clean process started once and kept, and spawned only where neither exists. A 
 ready in half the time of a spawned one and costs half the CPU (no second interpreter, no second
 import of what the build already has), which a cold build of a hundred photos feels. Safe means:
 Linux, and this process has a single thread and has not loaded libvips (whose thread pool a child
-would inherit half-made: the first image would hang). The CLI starts its workers first thing, so a
-build from the command line forks; a process that runs other threads (the dev server after its
-first build, a test runner) or has made images itself uses the fork server, which costs a few
-tenths of a second once, not at every rebuild. No task ever runs in this process (see run), so
-this process stays fit to fork a replacement for a worker that died. Forked workers share nothing
-they use with the build: they receive jobs as data and never touch what they inherited (the
-cache's database connection included: a worker leaves with os._exit or a signal, never closing it).
+would inherit half-made: the first image would hang). A build from the command line forks (it has
+no other thread until the pool starts its own: even its progress bar is drawn without one); a
+process that runs other threads (the dev server after its first build, a test runner) uses the
+fork server, which costs a few tenths of a second once, not at every rebuild. No task ever runs in
+this process (see run), so it never loads libvips, and pebble can fork a replacement for a worker
+that died (from this process, whose only other threads by then are pebble's own). Forked workers
+share nothing they use with the build: they receive jobs as data and never touch what they
+inherited (the cache's database connection included: a worker leaves with os._exit or a signal,
+never closing it).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
+
+from .errors import BuildError
 
 
 def _keep_freed_memory() -> None:
@@ -117,8 +121,9 @@ class WorkerPool:
         self.forked = False  # the running pool's workers were forked from this process
 
     def start(self) -> None:
-        """Start the workers now, without waiting for them: they take a few tenths of a second
-        (interpreter, imports), which the caller can spend on its own work meanwhile."""
+        """Start the workers now: they take a tenth of a second (fork, imports), which the caller
+        can spend on its own work meanwhile. (The first pool from a fork server waits for the server
+        to start: a few tenths of a second, once per process.)"""
         self._get()
 
     @property
@@ -157,30 +162,71 @@ class WorkerPool:
         items = list(items)
         if not items:
             return
+        from concurrent.futures.process import BrokenProcessPool
+
         from pebble import ProcessExpired
 
         pool = self._get()
         limit = timeout if callable(timeout) else (lambda _item: timeout)
         waiting = deque(range(len(items)))
         running: dict[Any, int] = {}
+        retried: set[int] = set()  # tasks already given a second pool after theirs broke
+        breaks = 0  # pools that broke since a worker last gave back a result
         try:
             while waiting or running:
+                lost: list[int] = []  # tasks the pool had when it broke
+                broke = False
                 while waiting and len(running) < ahead * self.workers:
+                    if waiting[0] in retried and running:
+                        break  # a task lost with a broken pool runs again alone: if it breaks the
+                        # pool again, it is the one whose worker died, and no other task is lost
                     i = waiting.popleft()
-                    running[pool.schedule(fn, args=(items[i],), timeout=limit(items[i]))] = i
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    i = running.pop(future)
-                    item, items[i] = items[i], None  # done: held no longer than the caller holds it
                     try:
-                        result = future.result()
-                    except FutureTimeout:
-                        result = TaskFailed(f"timed out after {limit(item):.0f} s")
-                    except ProcessExpired as exc:
-                        result = TaskFailed(f"the worker crashed (exit code {exc.exitcode})")
-                    except Exception as exc:
-                        result = TaskFailed(f"{type(exc).__name__}: {exc}")
-                    yield item, result
+                        running[pool.schedule(fn, args=(items[i],), timeout=limit(items[i]))] = i
+                    except RuntimeError:  # pebble's "Unexpected error within the Pool": it broke
+                        waiting.appendleft(i)  # before this task reached it
+                        broke = True
+                        break
+                    if i in retried:
+                        break
+                if not broke:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        i = running.pop(future)
+                        try:
+                            result = future.result()
+                        except BrokenProcessPool:
+                            lost.append(i)
+                            continue
+                        except FutureTimeout:
+                            result = TaskFailed(f"timed out after {limit(items[i]):.0f} s")
+                        except ProcessExpired as exc:
+                            result = TaskFailed(f"the worker crashed (exit code {exc.exitcode})")
+                        except Exception as exc:
+                            result = TaskFailed(f"{type(exc).__name__}: {exc}")
+                        item, items[i] = items[i], None  # done: held no longer than the caller holds it
+                        breaks = 0
+                        yield item, result
+                if lost or broke:
+                    breaks += 1
+                    if breaks > 10:  # not one task's crash: the workers cannot run at all
+                        raise BuildError(
+                            "worker processes keep failing to start",
+                            hint="check that the machine has memory to spare, then build again",
+                        )
+                    # pebble gave up on the pool (it can, when a worker dies right as it takes a task):
+                    # none of its unfinished tasks will come back. A fresh pool runs them once more.
+                    lost.extend(running.values())
+                    running.clear()
+                    self.stop()
+                    pool = self._get()
+                    for i in sorted(lost, reverse=True):
+                        if i in retried:
+                            item, items[i] = items[i], None
+                            yield item, TaskFailed("the worker crashed (it took the worker pool down)")
+                        else:
+                            retried.add(i)
+                            waiting.appendleft(i)
         except BaseException:
             self.stop()
             raise

@@ -86,20 +86,18 @@ def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
     from .metadata import read_image
     from .video import read_video
 
-    if sniffed.kind == "image":
-        try:
-            info, embedded, notes = read_image(abs_path, sniffed.format or "", max_pixels)
-        except ProcessingError as exc:
-            return FileRecord("broken", sniffed.format, reason=exc.message)
-        record.info, record.embedded, record.notes = info, embedded, notes
-    elif sniffed.kind == "video":
-        try:
-            info, embedded, notes = read_video(abs_path, sniffed.format or "video")
-        except ProcessingError as exc:
-            return FileRecord("broken", sniffed.format, reason=exc.message)
-        record.info, record.embedded, record.notes = info, embedded, notes
-    if record.kind in ("image", "video"):
-        record.content_hash = hash_file(abs_path)
+    try:
+        if sniffed.kind == "image":
+            record.info, record.embedded, record.notes = read_image(abs_path, sniffed.format or "", max_pixels)
+        elif sniffed.kind == "video":
+            record.info, record.embedded, record.notes = read_video(abs_path, sniffed.format or "video")
+        if record.kind in ("image", "video"):
+            record.content_hash = hash_file(abs_path)
+    except ProcessingError as exc:
+        return FileRecord("broken", sniffed.format, reason=exc.message)
+    except Exception as exc:  # a reader's own failure (a library's exception): this file only, as plain data
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return FileRecord("broken", sniffed.format, reason=f"cannot read file: {type(exc).__name__}: {message}"[:300])
     return record
 
 
@@ -139,8 +137,8 @@ def scan_source(
 ) -> Gallery:
     """Build the gallery model from the folder tree.
 
-    Files whose size and mtime match the cache are not opened at all; the others are
-    read in parallel on the pool when there are enough of them.
+    Files whose size and mtime match the cache are not opened at all; the others are read by
+    the pool's worker processes (pool=None: workers of its own).
     """
     cache = cache or ScanCache()
     reporter = reporter or QuietReporter()

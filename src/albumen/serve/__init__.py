@@ -103,6 +103,12 @@ def serve(
             server.hub.publish("failed", str(exc))
             echo(f"rebuild failed ({why}); still serving the last good site:\n{exc}")
             return
+        except Exception as exc:  # a bug, not the photos: the server keeps serving the last good site
+            message = f"{type(exc).__name__}: {exc}"
+            server.error = message
+            server.hub.publish("failed", message)
+            echo(f"rebuild failed unexpectedly ({why}); still serving the last good site:\n{message}")
+            return
         server.error = None
         server.hub.publish("reload")
         echo(
