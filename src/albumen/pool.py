@@ -83,7 +83,10 @@ def can_fork() -> bool:
 
 # imported once by the fork server, so that each worker forked from it starts with them (never
 # libvips: see the module's docstring)
-_SERVER_PRELOAD = ["albumen.pool", "albumen.scan.metadata", "albumen.scan.video", "albumen.process.worker"]
+# (albumen.cli too: each worker re-imports the main script, the console script that imports it)
+_SERVER_PRELOAD = [
+    "albumen.cli", "albumen.pool", "albumen.scan.metadata", "albumen.scan.video", "albumen.process.worker",
+]
 
 
 def _start_method() -> str:
@@ -93,6 +96,17 @@ def _start_method() -> str:
     if sys.platform.startswith("linux"):
         return "forkserver"
     return "spawn"
+
+
+def warm_fork_server() -> None:
+    """Start the fork server now, in the background (a process with other threads, such as the dev
+    server, takes its workers from it): the first pool from it is then ready sooner."""
+    if not sys.platform.startswith("linux"):
+        return
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(_SERVER_PRELOAD)
+    forkserver.ensure_running()
 
 
 def _ready() -> bool:

@@ -120,6 +120,9 @@ def serve(
             echo(f"  skipped: {skipped.src_uri}: {skipped.reason}")
 
     rebuild("first build")
+    from ..pool import warm_fork_server
+
+    warm_fork_server()  # later rebuilds run beside the server's threads: their workers come from it
     server.start()
     if not is_loopback(options.host):
         echo(f"warning: serving on {options.host}: other computers on the network can see this site")
