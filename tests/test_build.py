@@ -494,6 +494,8 @@ real_read = scan.read_media_file
 def crashing_read(abs_path, name, max_pixels):
     if name.startswith("parse"):
         os.kill(os.getpid(), signal.SIGSEGV)  # a native header parser (libheif, libwebp, ...) crashing
+    if name.startswith("oom"):
+        os.kill(os.getpid(), signal.SIGKILL)  # what the kernel does to a process when memory runs out
     return real_read(abs_path, name, max_pixels)
 
 
@@ -533,7 +535,7 @@ def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_
     script = tmp_path / "crashing_albumen.py"
     script.write_text(CRASHING_CLI)
     src, site = tmp_path / "p", tmp_path / "site"
-    for name in ("a", "boom", "c", "parsebomb"):
+    for name in ("a", "boom", "c", "parsebomb", "oom"):
         make_jpeg(src / f"{name}.jpg", size=(300, 200))
 
     def build(*extra: str) -> subprocess.CompletedProcess:
@@ -547,7 +549,8 @@ def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_
     assert "loaded: []" in done.stderr
     assert "skipped: boom.jpg: the worker crashed" in done.stderr
     assert "skipped: parsebomb.jpg: cannot read file: the worker crashed" in done.stderr
-    assert "2 photos" in done.stdout and "2 skipped" in done.stdout
+    assert "skipped: oom.jpg: cannot read file: the worker crashed (exit code -9)" in done.stderr
+    assert "2 photos" in done.stdout and "3 skipped" in done.stdout
     assert {p.parent.name for p in site.rglob("*.jpg")} >= {"a", "c"}
     assert not (site / "boom").exists()
     assert crawl(site).broken == []
@@ -556,6 +559,10 @@ def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_
     make_jpeg(src / "boom2.jpg", size=(320, 200))
     done = build("--strict", "-v")
     assert "processed 1 images" in done.stdout, done.stdout
+    # read again: boom2.jpg (new) and oom.jpg (killed from outside: it may work next time), not
+    # parsebomb.jpg (its crash is remembered until the file changes)
+    assert "read 2 new or changed files" in done.stdout, done.stdout
+    assert "skipped: parsebomb.jpg" in done.stderr and "skipped: oom.jpg" in done.stderr
     assert done.returncode == 1 and "skipped: boom2.jpg: the worker crashed" in done.stderr, done.stderr
     assert "--strict: failing" in done.stderr and "loaded: []" in done.stderr
     assert crawl(site).broken == []
