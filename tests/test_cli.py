@@ -135,7 +135,7 @@ def test_a_build_on_a_terminal_still_forks_its_workers(tmp_path):
                     return
                 chunks.append(data)
 
-        reader = threading.Thread(target=read)
+        reader = threading.Thread(target=read, daemon=True)
         reader.start()
         assert done.wait(timeout=300) == 0
         reader.join(timeout=10)

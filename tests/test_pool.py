@@ -59,6 +59,25 @@ def test_a_pool_pebble_gives_up_on_is_replaced_and_its_tasks_run_again(monkeypat
         assert {n: results[n] for n in items if n > 0} == {n: n * n for n in items if n > 0}
 
 
+class _Unsendable:
+    def __reduce__(self):
+        raise RuntimeError("cannot be sent")  # kills pebble's scheduling thread, not just this task
+
+
+def _square_or_fail(value):
+    return value * value
+
+
+def test_a_task_that_cannot_be_sent_fails_alone_and_nothing_hangs():
+    items = [1, 2, _Unsendable(), 3, 4]
+    with WorkerPool(1) as pool:
+        results = list(pool.run(_square_or_fail, items, timeout=60))
+    assert len(results) == len(items)
+    by_value = {item if isinstance(item, int) else "bad": result for item, result in results}
+    assert isinstance(by_value["bad"], TaskFailed)
+    assert {n: by_value[n] for n in (1, 2, 3, 4)} == {1: 1, 2: 4, 3: 9, 4: 16}
+
+
 def _never_starts() -> None:
     os._exit(1)
 

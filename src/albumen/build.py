@@ -293,7 +293,8 @@ def _run(
         "warnings": [w for w in report.warnings if w not in cache.warnings],  # the cache's are about this run
         "notes": [n for n in report.notes if not n.startswith("created the secret")],
     }))
-    cache.set_meta("fingerprint", fingerprint)
+    if not gallery.unsettled:  # else the next build reads those files again, even with nothing changed
+        cache.set_meta("fingerprint", fingerprint)
     cache.set_meta("building", None)
     report.pages_written = sink.written
     if kept:  # said once, not with the summary a build with nothing to do repeats

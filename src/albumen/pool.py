@@ -132,6 +132,9 @@ class WorkerPool:
         self.workers = max(1, workers or default_workers())
         self._pool = None
         self._released: list = []  # closed, their workers still exiting
+        self._probes: list = []  # the running pool's start-up tasks (see _started)
+        self._breaks = 0  # pools that broke since a worker last gave back a result (see run)
+        self._unstarted = 0  # pools in a row that broke before any worker had started
         self.forked = False  # the running pool's workers were forked from this process
 
     def start(self) -> None:
@@ -154,8 +157,8 @@ class WorkerPool:
             if method == "forkserver":
                 context.set_forkserver_preload(_SERVER_PRELOAD)  # read when the server starts (once)
             self._pool = ProcessPool(max_workers=self.workers, context=context, initializer=_worker_start)
-            for _ in range(self.workers):  # pebble starts its workers with the first task
-                self._pool.schedule(_ready)
+            # pebble starts its workers with the first task; these also tell that they could start
+            self._probes = [self._pool.schedule(_ready) for _ in range(self.workers)]
         return self._pool
 
     def run(
@@ -180,60 +183,79 @@ class WorkerPool:
 
         from pebble import ProcessExpired
 
-        pool = self._get()
         limit = timeout if callable(timeout) else (lambda _item: timeout)
+
+        def outcome(future, i: int) -> Any:
+            """The task's result, a TaskFailed, or `lost` when it went down with its pool."""
+            try:
+                return future.result()
+            except BrokenProcessPool:
+                return lost_marker
+            except FutureTimeout:
+                return TaskFailed(f"timed out after {limit(items[i]):.0f} s")
+            except ProcessExpired as exc:
+                return TaskFailed(f"the worker crashed (exit code {exc.exitcode})")
+            except Exception as exc:
+                return TaskFailed(f"{type(exc).__name__}: {exc}")
+
+        lost_marker = object()
+        pool = self._pool_or_error()
         waiting = deque(range(len(items)))
         running: dict[Any, int] = {}
         retried: set[int] = set()  # tasks already given a second pool after theirs broke
-        breaks = 0  # pools that broke since a worker last gave back a result
         try:
             while waiting or running:
-                lost: list[int] = []  # tasks the pool had when it broke
                 broke = False
                 while waiting and len(running) < ahead * self.workers:
                     if waiting[0] in retried and running:
                         break  # a task lost with a broken pool runs again alone: if it breaks the
                         # pool again, it is the one whose worker died, and no other task is lost
-                    i = waiting.popleft()
+                    i = waiting[0]
+                    seconds = limit(items[i])
                     try:
-                        running[pool.schedule(fn, args=(items[i],), timeout=limit(items[i]))] = i
-                    except RuntimeError:  # pebble's "Unexpected error within the Pool": it broke
-                        waiting.appendleft(i)  # before this task reached it
-                        broke = True
+                        future = pool.schedule(fn, args=(items[i],), timeout=seconds)
+                    except RuntimeError:
+                        if pool.active:
+                            raise
+                        broke = True  # pebble's "Unexpected error within the Pool": it broke
                         break
+                    waiting.popleft()
+                    running[future] = i
                     if i in retried:
                         break
+                done: set = set()
                 if not broke:
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        i = running.pop(future)
-                        try:
-                            result = future.result()
-                        except BrokenProcessPool:
-                            lost.append(i)
-                            continue
-                        except FutureTimeout:
-                            result = TaskFailed(f"timed out after {limit(items[i]):.0f} s")
-                        except ProcessExpired as exc:
-                            result = TaskFailed(f"the worker crashed (exit code {exc.exitcode})")
-                        except Exception as exc:
-                            result = TaskFailed(f"{type(exc).__name__}: {exc}")
-                        item, items[i] = items[i], None  # done: held no longer than the caller holds it
-                        breaks = 0
-                        yield item, result
-                if lost or broke:
-                    breaks += 1
-                    if breaks > 10:  # not one task's crash: the workers cannot run at all
-                        raise BuildError(
-                            "worker processes keep failing to start",
-                            hint="check that the machine has memory to spare, then build again",
-                        )
+                    # bounded: pebble never finishes the tasks still in its queue when it gives up
+                    done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
+                    broke = not done and not pool.active
+                if broke:  # whatever had finished before the pool broke still counts
+                    done = {future for future in running if future.done()}
+                lost: list[int] = []
+                for future in done:
+                    i = running.pop(future)
+                    result = outcome(future, i)
+                    if result is lost_marker:
+                        lost.append(i)
+                        continue
+                    item, items[i] = items[i], None  # done: held no longer than the caller holds it
+                    self._breaks = 0
+                    yield item, result
+                if broke or lost:
                     # pebble gave up on the pool (it can, when a worker dies right as it takes a task):
                     # none of its unfinished tasks will come back. A fresh pool runs them once more.
                     lost.extend(running.values())
                     running.clear()
+                    self._unstarted = 0 if self._started() else self._unstarted + 1
                     self.stop()
-                    pool = self._get()
+                    self._breaks += 1
+                    # twice in a row before a worker ran anything, or again and again: not one task's
+                    # crash, the workers cannot run at all
+                    if self._unstarted >= 2 or self._breaks > 10:
+                        raise BuildError(
+                            "worker processes keep failing to start",
+                            hint="check that the machine has memory to spare, then build again",
+                        )
+                    pool = self._pool_or_error()
                     for i in sorted(lost, reverse=True):
                         if i in retried:
                             item, items[i] = items[i], None
@@ -244,6 +266,18 @@ class WorkerPool:
         except BaseException:
             self.stop()
             raise
+
+    def _pool_or_error(self):
+        try:
+            return self._get()
+        except (OSError, RuntimeError) as exc:  # fork failing (out of memory, too many processes)
+            raise BuildError(
+                f"cannot start worker processes: {exc}", hint="check that the machine has memory to spare"
+            ) from None
+
+    def _started(self) -> bool:
+        """Whether a worker of the current pool ever ran a task (its start-up probe came back)."""
+        return any(probe.done() and probe.exception() is None for probe in self._probes)
 
     def release(self) -> None:
         """No more tasks for now: the workers exit in the background (a later run starts new ones).

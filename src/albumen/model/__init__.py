@@ -157,6 +157,7 @@ class Gallery:
     skipped: list[Skipped] = field(default_factory=list)
     ignored: int = 0  # files that are not media at all (.txt, .xmp, ...)
     warnings: list[str] = field(default_factory=list)
+    unsettled: int = 0  # files skipped for a reason the next build may not meet (not kept in the cache)
 
     @property
     def root(self) -> Album:

@@ -170,7 +170,9 @@ def scan_source(
         max_pixels = config.images.max_pixels
         for (src_uri, entry), record in _read_all(todo, max_pixels, pool):
             records[src_uri] = _share_equal_values(record, shared)
-            if not (record.reason or "").startswith(_NOT_KEPT):  # a reason that may not hold next time
+            if (record.reason or "").startswith(_NOT_KEPT):  # a reason that may not hold next time
+                gallery.unsettled += 1
+            else:
                 cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
             reporter.advance(src_uri)
     cache.flush()
@@ -196,7 +198,10 @@ def scan_source(
 # Why a file could not be read, when the next build may well read it: the time limit (a busy
 # machine) or a worker killed from outside (the kernel out of memory). Not kept in the cache, so
 # the file is read again; a crash is kept (the same bytes crash the same parser again).
-_NOT_KEPT = ("cannot read file: timed out", "cannot read file: the worker crashed (exit code -9)")
+_NOT_KEPT = (
+    "cannot read file: timed out", "cannot read file: the worker crashed (exit code -9)",
+    "cannot read file: the worker crashed (it took the worker pool down)",  # its exit code is not known
+)
 
 _BATCH = 32  # files per task, or fewer when they add up to _BATCH_BYTES (hashing is most of the work)
 _BATCH_BYTES = 32 << 20

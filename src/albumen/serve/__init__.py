@@ -104,10 +104,12 @@ def serve(
             echo(f"rebuild failed ({why}); still serving the last good site:\n{exc}")
             return
         except Exception as exc:  # a bug, not the photos: the server keeps serving the last good site
+            import traceback
+
             message = f"{type(exc).__name__}: {exc}"
             server.error = message
             server.hub.publish("failed", message)
-            echo(f"rebuild failed unexpectedly ({why}); still serving the last good site:\n{message}")
+            echo(f"rebuild failed unexpectedly ({why}); still serving the last good site:\n{traceback.format_exc()}")
             return
         server.error = None
         server.hub.publish("reload")
@@ -120,9 +122,10 @@ def serve(
             echo(f"  skipped: {skipped.src_uri}: {skipped.reason}")
 
     rebuild("first build")
-    from ..pool import warm_fork_server
+    if options.watch:
+        from ..pool import warm_fork_server
 
-    warm_fork_server()  # later rebuilds run beside the server's threads: their workers come from it
+        warm_fork_server()  # later rebuilds run beside the server's threads: their workers come from it
     server.start()
     if not is_loopback(options.host):
         echo(f"warning: serving on {options.host}: other computers on the network can see this site")
