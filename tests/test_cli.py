@@ -148,3 +148,28 @@ def test_a_build_on_a_terminal_still_forks_its_workers(tmp_path):
     methods, shown = build_on_a_terminal()
     assert methods == ["fork"], methods
     assert "Processing images" in shown and "2 photos" in shown, shown
+
+
+def test_the_progress_bar_keeps_moving_once_the_workers_exist():
+    """Without Rich's own thread, the bar is redrawn by a thread started once the workers exist:
+    the spinner and the clock move while nothing advances (a long video, a big scan)."""
+    import threading
+    import time
+
+    from albumen.cli import RichReporter
+
+    reporter = RichReporter(1)
+    redraws = []
+    real = reporter.progress.refresh
+    reporter.progress.refresh = lambda: (redraws.append(1), real())
+    reporter.phase("Scanning")
+    before = len(redraws)
+    time.sleep(0.3)
+    assert len(redraws) == before, "no thread of its own before the workers exist"
+    threads = threading.active_count()
+    reporter.keep_redrawing()
+    reporter.keep_redrawing()  # once only
+    assert threading.active_count() == threads + 1
+    time.sleep(0.6)
+    reporter.close()
+    assert len(redraws) - before >= 3 and not reporter.ticker.is_alive()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -51,9 +52,9 @@ class PlainReporter:
 class RichReporter:
     """A progress bar per phase on a terminal.
 
-    Redrawn by the build as it advances, not by Rich's refresh thread: the build forks its workers
-    only while it has a single thread (see pool.can_fork), and in an incremental build they start
-    after the progress bar has appeared."""
+    Redrawn by the build as it advances, and by a thread of its own only once the workers exist
+    (keep_redrawing): the build forks its workers only while it has a single thread (see
+    pool.can_fork), and in an incremental build they start after the progress bar has appeared."""
 
     REDRAW_EVERY = 0.1  # seconds
 
@@ -82,7 +83,20 @@ class RichReporter:
         )
         self.task = None
         self.drawn = 0.0
+        self.ticker: threading.Thread | None = None
+        self.stopped = threading.Event()
         self.progress.start()
+
+    def keep_redrawing(self) -> None:
+        """Redraw ten times a second from now on (the spinner and the clock move while a long video
+        is made, or while nothing advances)."""
+        if self.ticker is None:
+            def tick() -> None:
+                while not self.stopped.wait(self.REDRAW_EVERY):
+                    self.progress.refresh()
+
+            self.ticker = threading.Thread(target=tick, name="albumen-progress", daemon=True)
+            self.ticker.start()
 
     def _redraw(self, now: bool = False) -> None:
         if now or time.monotonic() - self.drawn >= self.REDRAW_EVERY:
@@ -109,7 +123,9 @@ class RichReporter:
         if self.task is not None:
             task = self.progress.tasks[-1]
             self.progress.update(self.task, total=task.completed)
-        self.progress.refresh()
+        self.stopped.set()
+        if self.ticker is not None:
+            self.ticker.join()
         self.progress.stop()
 
 
@@ -182,6 +198,11 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
             source=src, output=out, jobs=jobs or 0, strict=strict, force=force, force_albums=tuple(force_albums),
         )
         reporter = _reporter(verbosity)
+        if isinstance(reporter, RichReporter):
+            if pool.started:
+                reporter.keep_redrawing()
+            else:
+                pool.on_start.append(reporter.keep_redrawing)
         try:
             report = run_build(loaded, options, reporter, pool)
         except KeyboardInterrupt:

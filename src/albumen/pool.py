@@ -135,6 +135,8 @@ class WorkerPool:
         self._probes: list = []  # the running pool's start-up tasks (see _started)
         self._breaks = 0  # pools that broke since a worker last gave back a result (see run)
         self._unstarted = 0  # pools in a row that broke before any worker had started
+        self.on_start: list[Callable[[], None]] = []  # called once workers exist (this process may
+        # then run threads of its own: see can_fork)
         self.forked = False  # the running pool's workers were forked from this process
 
     def start(self) -> None:
@@ -142,6 +144,11 @@ class WorkerPool:
         can spend on its own work meanwhile. (The first pool from a fork server waits for the server
         to start: a few tenths of a second, once per process.)"""
         self._get()
+
+    @property
+    def started(self) -> bool:
+        """Whether workers exist (the pool was started and not released or stopped since)."""
+        return self._pool is not None
 
     @property
     def parallel(self) -> bool:
@@ -159,6 +166,8 @@ class WorkerPool:
             self._pool = ProcessPool(max_workers=self.workers, context=context, initializer=_worker_start)
             # pebble starts its workers with the first task; these also tell that they could start
             self._probes = [self._pool.schedule(_ready) for _ in range(self.workers)]
+            for hook in self.on_start:
+                hook()
         return self._pool
 
     def run(
