@@ -68,6 +68,8 @@ def _square_or_fail(value):
     return value * value
 
 
+# pebble's scheduling thread dies of it (that is what the pool recovers from), which pytest reports
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_task_that_cannot_be_sent_fails_alone_and_nothing_hangs():
     items = [1, 2, _Unsendable(), 3, 4]
     with WorkerPool(1) as pool:
