@@ -8,6 +8,17 @@ message and an exit code; nothing below the CLI prints or exits.
 from __future__ import annotations
 
 
+def described(exc: BaseException) -> str:
+    """An unexpected exception as one line: its type and the first line of its message."""
+    return f"{type(exc).__name__}: {first_line(exc)}"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message ('' when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
 class AlbumenError(Exception):
     """Base of every error Albumen raises on purpose."""
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 from collections import deque
@@ -98,6 +99,15 @@ def _start_method() -> str:
     return "spawn"
 
 
+def _context(method: str):
+    """The multiprocessing context for a start method (the fork server's preloads set: they are read
+    when it starts, once)."""
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload(_SERVER_PRELOAD)
+    return context
+
+
 def warm_fork_server() -> None:
     """Start the fork server now, in the background (a process with other threads, such as the dev
     server, takes its workers from it): the first pool from it is then ready sooner."""
@@ -105,7 +115,7 @@ def warm_fork_server() -> None:
         return
     from multiprocessing import forkserver
 
-    multiprocessing.get_context("forkserver").set_forkserver_preload(_SERVER_PRELOAD)
+    _context("forkserver")
     forkserver.ensure_running()
 
 
@@ -115,7 +125,15 @@ def _ready() -> bool:
 
 
 class TaskFailed(Exception):
-    """A task that timed out, crashed its worker, or raised."""
+    """A task that timed out, crashed its worker, or raised.
+
+    lasting: whether the same task would fail again. Not so for the time limit (a busy machine), a
+    worker killed from outside (SIGKILL: the kernel out of memory) or a pool lost with the task
+    (what killed it is not known): the next run may well succeed."""
+
+    def __init__(self, message: str, lasting: bool = True) -> None:
+        super().__init__(message)
+        self.lasting = lasting
 
 
 def default_workers() -> int:
@@ -160,10 +178,7 @@ class WorkerPool:
 
             method = _start_method()
             self.forked = method == "fork"
-            context = multiprocessing.get_context(method)
-            if method == "forkserver":
-                context.set_forkserver_preload(_SERVER_PRELOAD)  # read when the server starts (once)
-            self._pool = ProcessPool(max_workers=self.workers, context=context, initializer=_worker_start)
+            self._pool = ProcessPool(max_workers=self.workers, context=_context(method), initializer=_worker_start)
             # pebble starts its workers with the first task; these also tell that they could start
             self._probes = [self._pool.schedule(_ready) for _ in range(self.workers)]
             for hook in self.on_start:
@@ -194,20 +209,22 @@ class WorkerPool:
 
         limit = timeout if callable(timeout) else (lambda _item: timeout)
 
+        lost_marker = object()
+
         def outcome(future, i: int) -> Any:
-            """The task's result, a TaskFailed, or `lost` when it went down with its pool."""
+            """The task's result, a TaskFailed, or lost_marker when it went down with its pool."""
             try:
                 return future.result()
             except BrokenProcessPool:
                 return lost_marker
             except FutureTimeout:
-                return TaskFailed(f"timed out after {limit(items[i]):.0f} s")
+                return TaskFailed(f"timed out after {limit(items[i]):.0f} s", lasting=False)
             except ProcessExpired as exc:
-                return TaskFailed(f"the worker crashed (exit code {exc.exitcode})")
+                killed = exc.exitcode == -signal.SIGKILL
+                return TaskFailed(f"the worker crashed (exit code {exc.exitcode})", lasting=not killed)
             except Exception as exc:
                 return TaskFailed(f"{type(exc).__name__}: {exc}")
 
-        lost_marker = object()
         pool = self._pool_or_error()
         waiting = deque(range(len(items)))
         running: dict[Any, int] = {}
@@ -268,7 +285,7 @@ class WorkerPool:
                     for i in sorted(lost, reverse=True):
                         if i in retried:
                             item, items[i] = items[i], None
-                            yield item, TaskFailed("the worker crashed (it took the worker pool down)")
+                            yield item, TaskFailed("the worker crashed (it took the worker pool down)", lasting=False)
                         else:
                             retried.add(i)
                             waiting.appendleft(i)

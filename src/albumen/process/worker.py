@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-from ..errors import ProcessingError
+from ..errors import ProcessingError, described
 from ..fsutil import OutsideRoot, check_inside, forget_resolved, write_atomic
 from .specs import ImageJob, JobResult, OutputSpec, VideoJob, progressive_for
 
@@ -27,10 +27,7 @@ def run_job(job: ImageJob) -> JobResult:
         return JobResult(job.job_id, ok=False, error=exc.message, seconds=time.perf_counter() - started)
     except Exception as exc:  # a bug or a library failure: still only this file fails
         _remove(job, written)
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return JobResult(
-            job.job_id, ok=False, error=f"{type(exc).__name__}: {message}"[:300], seconds=time.perf_counter() - started
-        )
+        return JobResult(job.job_id, ok=False, error=described(exc)[:300], seconds=time.perf_counter() - started)
     return JobResult(
         job.job_id, ok=True, written=tuple(written), placeholder=placeholder,
         seconds=time.perf_counter() - started,

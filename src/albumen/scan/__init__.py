@@ -19,7 +19,7 @@ from functools import partial
 import xxhash
 
 from ..config import Config
-from ..errors import ProcessingError
+from ..errors import ProcessingError, described
 from ..model import Album, EmbeddedMetadata, Gallery, Media, MediaInfo, Sidecar, Skipped
 from ..pool import TaskFailed, WorkerPool
 from ..report import QuietReporter, Reporter
@@ -96,8 +96,7 @@ def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
     except ProcessingError as exc:
         return FileRecord("broken", sniffed.format, reason=exc.message)
     except Exception as exc:  # a reader's own failure (a library's exception): this file only, as plain data
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return FileRecord("broken", sniffed.format, reason=f"cannot read file: {type(exc).__name__}: {message}"[:300])
+        return FileRecord("broken", sniffed.format, reason=f"cannot read file: {described(exc)}"[:300])
     return record
 
 
@@ -168,12 +167,12 @@ def scan_source(
     if todo:
         reporter.phase("Reading metadata", total=len(todo))
         max_pixels = config.images.max_pixels
-        for (src_uri, entry), record in _read_all(todo, max_pixels, pool):
+        for (src_uri, entry), record, lasting in _read_all(todo, max_pixels, pool):
             records[src_uri] = _share_equal_values(record, shared)
-            if (record.reason or "").startswith(_NOT_KEPT):  # a reason that may not hold next time
-                gallery.unsettled += 1
-            else:
+            if lasting:
                 cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
+            else:  # a failure the next build may not meet: the file is read again then
+                gallery.unsettled += 1
             reporter.advance(src_uri)
     cache.flush()
     cache.forget_missing(set(records))
@@ -195,14 +194,6 @@ def scan_source(
     return gallery
 
 
-# Why a file could not be read, when the next build may well read it: the time limit (a busy
-# machine) or a worker killed from outside (the kernel out of memory). Not kept in the cache, so
-# the file is read again; a crash is kept (the same bytes crash the same parser again).
-_NOT_KEPT = (
-    "cannot read file: timed out", "cannot read file: the worker crashed (exit code -9)",
-    "cannot read file: the worker crashed (it took the worker pool down)",  # its exit code is not known
-)
-
 _BATCH = 32  # files per task, or fewer when they add up to _BATCH_BYTES (hashing is most of the work)
 _BATCH_BYTES = 32 << 20
 
@@ -223,9 +214,11 @@ def _batches(todo: list[tuple[str, FileEntry]]) -> list[tuple[tuple[str, FileEnt
 
 
 def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPool | None):
-    """(item, FileRecord) for every file to read, read in batches by the pool's worker processes,
-    never by this one: the parsers of some formats are native code (libheif, libwebp, libavif,
-    FFmpeg), and one that crashes on a hostile file must cost that file only."""
+    """(item, FileRecord, lasting) for every file to read, read in batches by the pool's worker
+    processes, never by this one: the parsers of some formats are native code (libheif, libwebp,
+    libavif, FFmpeg), and one that crashes on a hostile file must cost that file only. lasting:
+    False when reading failed in a way the next build may not meet (see TaskFailed); a crash is
+    lasting (the same bytes crash the same parser again)."""
     if pool is None:
         with WorkerPool() as own:
             yield from _read_all(todo, max_pixels, own)
@@ -238,14 +231,15 @@ def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPo
         if isinstance(result, TaskFailed):
             retry.extend(batch)  # find the one bad file: read the batch's files one by one
             continue
-        yield from zip(batch, result, strict=True)
+        for item, record in zip(batch, result, strict=True):
+            yield item, record, True
     single = {((e.abs_path, e.name),): (uri, e) for uri, e in retry}
     for payload, result in pool.run(reader, list(single), timeout=120):
         item = single[payload]
         if isinstance(result, TaskFailed):
-            yield item, FileRecord("broken", None, reason=f"cannot read file: {result}")
+            yield item, FileRecord("broken", None, reason=f"cannot read file: {result}"), result.lasting
         else:
-            yield item, result[0]
+            yield item, result[0], True
 
 
 def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo) -> Album:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..errors import first_line
 from ..model import Sidecar
 
 _META_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.*)$")
@@ -107,7 +108,7 @@ def _parse_meta_lines(text: str) -> tuple[dict, str]:
 
 
 def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return first_line(exc) or type(exc).__name__
 
 
 def meta_text(meta: dict, key: str) -> str | None:

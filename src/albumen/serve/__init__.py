@@ -94,22 +94,24 @@ def serve(
     theme = loaded.resolve(loaded.config.theme)
     server = SiteServer(str(_prepare_output(options.output)), options.host, options.port, live=options.watch)
 
+    def failed(message: str, shown: str) -> None:
+        """Keep serving the last good site, with the error shown over its pages and in the log."""
+        server.error = message
+        server.hub.publish("failed", message)
+        echo(shown)
+
     def rebuild(why: str) -> None:
         started = time.perf_counter()
         try:
             report = builder(loaded, build_options())
         except AlbumenError as exc:
-            server.error = str(exc)
-            server.hub.publish("failed", str(exc))
-            echo(f"rebuild failed ({why}); still serving the last good site:\n{exc}")
+            failed(str(exc), f"rebuild failed ({why}); still serving the last good site:\n{exc}")
             return
         except Exception as exc:  # a bug, not the photos: the server keeps serving the last good site
             import traceback
 
-            message = f"{type(exc).__name__}: {exc}"
-            server.error = message
-            server.hub.publish("failed", message)
-            echo(f"rebuild failed unexpectedly ({why}); still serving the last good site:\n{traceback.format_exc()}")
+            failed(f"{type(exc).__name__}: {exc}",
+                   f"rebuild failed unexpectedly ({why}); still serving the last good site:\n{traceback.format_exc()}")
             return
         server.error = None
         server.hub.publish("reload")
@@ -168,9 +170,7 @@ def serve(
                     loaded = load_config(options.config_path)
                     theme = loaded.resolve(loaded.config.theme)
                 except AlbumenError as exc:
-                    server.error = str(exc)
-                    server.hub.publish("failed", str(exc))
-                    echo(f"config not reloaded; still serving the last good site:\n{exc}")
+                    failed(str(exc), f"config not reloaded; still serving the last good site:\n{exc}")
                     continue
             rebuild(decision.summary())
     except KeyboardInterrupt:
