@@ -8,7 +8,9 @@
 
 Each scenario's numbers go to bench/results/SCENARIO.json and, unless --quick or --no-readme, into
 the results section of bench/README.md (between the bench-results marker comments), which is
-rebuilt from every results file present, so scenarios can be run one at a time.
+rebuilt from every results file present, so scenarios can be run one at a time. `full` also runs
+bench/floor.py, the image work alone with Albumen's libraries, so its table shows how close to the
+floor Albumen is and the most any build on these decoders could reach against Sigal here.
 
 What is measured, per command: wall time; CPU time (user + sys) of the whole process tree, from
 os.wait4 on the tool's process (which includes every descendant it waited for); the peak RSS of the
@@ -425,6 +427,15 @@ class Tools:
         output_stats(run, out)
         return run
 
+    def floor(self, label: str, src: Path, out: Path, log: Path, cwd: Path) -> Run:
+        """bench/floor.py: only the image work at Sigal's sizes, with Albumen's libraries and steps."""
+        cmd = [sys.executable, str(BENCH / "floor.py"), str(src), str(out)]
+        if self.jobs:
+            cmd += ["--jobs", str(self.jobs)]
+        run = measure(label, "Floor", cmd, cwd=cwd, log=log)
+        output_stats(run, out)
+        return run
+
     def albumen(
         self,
         label: str,
@@ -516,11 +527,15 @@ def scenario_full(ctx: Ctx, name: str = "full") -> dict:
     print(f"\n## {name}: {src.name}, {ctx.repeat} run(s) per tool\n  {spec}", flush=True)
     warm(src)
     runs: list[Run] = []
+    # the floor (bench/floor.py: the image work alone) runs beside them at Sigal's sizes
+    tools = ("Sigal", "Albumen", "Floor") if name == "full" else ("Sigal", "Albumen")
     for i in range(ctx.repeat):
-        for tool in ("Sigal", "Albumen"):
+        for tool in tools:
             d = fresh(work / f"{tool.lower()}-{i}")
             if tool == "Sigal":
                 r = ctx.tools.sigal(f"cold #{i + 1}", src, d / "out", scon, d / "log.txt", cwd=d)
+            elif tool == "Floor":
+                r = ctx.tools.floor(f"cold #{i + 1}", src, d / "out", d / "log.txt", cwd=d)
             else:
                 r = ctx.tools.albumen(
                     f"cold #{i + 1}", src, d / "out", acon, d / "cache", d / "log.txt", cwd=d
@@ -756,7 +771,7 @@ def table_full(res: dict) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     med = {}
-    for tool in ("Sigal", "Albumen"):
+    for tool in ("Sigal", "Albumen", "Floor"):
         runs = [r for r in res["runs"] if r["tool"] == tool]
         if not runs:
             continue
@@ -770,14 +785,23 @@ def table_full(res: dict) -> str:
             f"{mib(max(x['peak_tree_rss'] for x in runs))} | {mib(max(x['peak_tree_pss'] for x in runs))} | "
             f"{r['out_images']} | {r['out_image_bytes'] / 1e6:.1f} | {r.get('other_cpu', 0):.1f} |"
         )
-    if len(med) == 2 and all(m["rc"] == 0 for m in med.values()):
-        s, a = med["Sigal"], med["Albumen"]
+    ok = {tool: m for tool, m in med.items() if m["rc"] == 0}
+    if "Sigal" in ok and "Albumen" in ok:
+        s, a = ok["Sigal"], ok["Albumen"]
         lines.append("")
         lines.append(
             f"Sigal / Albumen: wall **{s['wall'] / a['wall']:.2f}x**, CPU "
             f"{(s['cpu_user'] + s['cpu_sys']) / (a['cpu_user'] + a['cpu_sys']):.2f}x, "
             f"peak tree PSS {s['peak_tree_pss'] / max(1, a['peak_tree_pss']):.2f}x."
         )
+        if "Floor" in ok:
+            f = ok["Floor"]
+            lines.append(
+                f"Floor (`bench/floor.py`: the image work alone, no pages, metadata, hash or cache): "
+                f"Sigal / floor {s['wall'] / f['wall']:.2f}x in wall time, the most these decoders allow here; "
+                f"Albumen takes {a['wall'] / f['wall']:.2f}x the floor's wall time "
+                f"({(a['cpu_user'] + a['cpu_sys']) / (f['cpu_user'] + f['cpu_sys']):.2f}x its CPU)."
+            )
     return "\n".join(lines)
 
 
