@@ -1024,6 +1024,8 @@ def _tool_commands(res: dict) -> list[str]:
         cmd = [rel(c) if c.startswith("/") else c for c in r["cmd"]]
         if cmd and Path(cmd[0]).name == "albumen":
             cmd[0] = "albumen"  # the console script of the venv Albumen is installed in
+        elif cmd and Path(cmd[0]).name.startswith("python"):
+            cmd[0] = "python"  # the venv Albumen is installed in
         prefix = "ALBUMEN_CACHE_DIR=<fresh dir> " if r["tool"] == "Albumen" else ""
         line = prefix + shlex.join(cmd)
         key = re.sub(r"-\d+/", "-N/", line)
