@@ -672,3 +672,34 @@ def test_derivative_names_are_pinned():
         "trip/clip/clip.thumb.35331d5393.jpg", "trip/clip/clip.poster.5edf71fc6b.jpg",
         "trip/clip/clip.720p.d985e81b9e.mp4",
     ]
+
+
+@pytest.mark.parametrize("bad", ["2024-02-30", "2024-13-01", "2024-01-01 25:00:00", "0000-01-01", "not a date"])
+def test_a_bad_sidecar_date_is_a_warning_naming_the_file_not_a_crash(tmp_path, bad):
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_jpeg(src / "Trip" / "a.jpg", date=datetime(2021, 5, 6, 7, 8, 9))
+    make_jpeg(src / "Trip" / "b.jpg", date=datetime(2021, 5, 7, 7, 8, 9))
+    (src / "Trip" / "index.md").write_text(f"---\ntitle: The trip\ndate: {bad}\n---\nAbout it.\n")
+    (src / "Trip" / "a.md").write_text(f"---\ntitle: First\ndate: {bad}\n---\n")
+    (src / "Trip" / "b.md").write_text("---\ndate: 2022-03-04 05:06:07\n---\n")  # a good one still wins
+    result = build_site(src, out)
+    assert "Traceback" not in result.output
+    assert f"Trip/index.md: date '{bad}' is not a date" in result.output
+    assert f"Trip/a.md: date '{bad}' is not a date" in result.output
+    times = photo_times(out, "trip")
+    assert times["a"].startswith("2021-05-06T07:08:09")  # its own (EXIF) date, not a crash
+    assert times["b"].startswith("2022-03-04T05:06:07")
+    page = soup(out / "trip" / "index.html")
+    assert page.select_one("h1").get_text(strip=True) == "The trip"
+    assert soup(out / "trip" / "a" / "index.html").select_one("h1").get_text(strip=True) == "First"
+
+
+def test_a_sidecar_that_is_not_utf8_is_read_as_windows_1252_with_a_warning(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_jpeg(src / "Paris" / "a.jpg")
+    (src / "Paris" / "a.md").write_bytes("Title: Café de Flore\n\nUn café.\n".encode("cp1252"))
+    result = build_site(src, out)
+    assert "Paris/a.md: not UTF-8 text; read as Windows-1252" in result.output
+    page = soup(out / "paris" / "a" / "index.html")
+    assert page.select_one("h1").get_text(strip=True) == "Café de Flore"
+    assert "\ufffd" not in (out / "paris" / "a" / "index.html").read_text()

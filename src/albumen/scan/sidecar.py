@@ -49,9 +49,30 @@ def read_sidecar(abs_path: str, src_uri: str) -> tuple[Sidecar, list[str]]:
     if len(raw) > _MAX_SIDECAR_BYTES:
         notes.append(f"{src_uri}: sidecar larger than 1 MiB, only its first 1 MiB is read")
         raw = raw[:_MAX_SIDECAR_BYTES]
-    text = clean_text(raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\r\n", "\n"))
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError:  # most likely saved by an older Windows editor: read as Windows-1252
+        decoded = raw.decode("cp1252", errors="replace")
+        notes.append(f"{src_uri}: not UTF-8 text; read as Windows-1252 (save it as UTF-8 to be sure)")
+    text = clean_text(decoded.lstrip("\ufeff").replace("\r\n", "\n"))
     meta, body = parse_sidecar_text(text, src_uri, notes)
+    _check_date(meta, src_uri, notes)
     return Sidecar(src_uri=src_uri, meta=meta, body_html=render_markdown(body)), notes
+
+
+def _check_date(meta: dict, src_uri: str, notes: list[str]) -> None:
+    """A date that cannot be read is dropped with a warning, so the photo's own date is used instead."""
+    from .dates import parse_date_value
+
+    value = meta.get("date")
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return
+    if parse_date_value(value) is None:
+        shown = clean_text(str(value))[:60]
+        notes.append(
+            f"{src_uri}: date {shown!r} is not a date (write it as 2024-07-01 or 2024-07-01 14:30); ignored"
+        )
+        del meta["date"]
 
 
 def parse_sidecar_text(text: str, src_uri: str = "", notes: list[str] | None = None) -> tuple[dict, str]:
@@ -64,8 +85,8 @@ def parse_sidecar_text(text: str, src_uri: str = "", notes: list[str] | None = N
             import yaml
 
             try:
-                data = yaml.safe_load(block)
-            except yaml.YAMLError as exc:
+                data = yaml.load(block, Loader=_front_matter_loader())
+            except Exception as exc:  # a YAMLError, or a value yaml itself cannot build
                 notes.append(f"{src_uri}: invalid YAML front matter ignored ({_first_line(exc)})")
                 data = None
             if data is not None and not isinstance(data, dict):
@@ -76,6 +97,22 @@ def parse_sidecar_text(text: str, src_uri: str = "", notes: list[str] | None = N
             meta = {str(k).strip().lower(): v for k, v in (data or {}).items()}
             return meta, body.lstrip("\n")
     return _parse_meta_lines(text)
+
+
+@lru_cache(maxsize=1)
+def _front_matter_loader():
+    """yaml's SafeLoader, except that dates stay text: `date: 2024-02-30` is then a warning about
+    that one key (see _check_date) instead of an error for the whole header."""
+    import yaml
+
+    class FrontMatterLoader(yaml.SafeLoader):
+        pass
+
+    FrontMatterLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return FrontMatterLoader
 
 
 def _parse_meta_lines(text: str) -> tuple[dict, str]:
