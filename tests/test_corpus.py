@@ -215,3 +215,25 @@ def test_metadata_rows_are_read(tmp_path):
     _, base, _ = read_image(str(CORPUS / "real/DSCN0010.jpg"), "jpeg", 10**9)
     _, prog, _ = read_image(str(HARD / "formats/progressive_DSCN0010_generated.jpg"), "jpeg", 10**9)
     assert (prog.date, prog.camera, prog.gps) == (base.date, base.camera, base.gps)
+
+
+def test_a_decoder_warning_is_one_warning_of_the_build_not_raw_library_output(tmp_path):
+    """Pillow warns (UserWarning) about a malformed MPO header both when the scan reads the file and
+    when a worker decodes it: the user sees Albumen's one warning line, never Python's warning text."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(HARD / "corrupt" / "sugarshack_bad_mpo_header.jpg", src / "a.jpg")
+    done = subprocess.run(
+        [sys.executable, "-m", "albumen", "build", str(src), "-o", str(tmp_path / "out"), "-j", "1"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "ALBUMEN_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert done.returncode == 0, done.stderr
+    text = done.stdout + done.stderr
+    assert "warning: a.jpg: Image appears to be a malformed MPO file" in text
+    assert "UserWarning" not in text and "warnings.warn" not in text, text

@@ -58,11 +58,15 @@ def _keep_freed_memory() -> None:
 def _worker_start() -> None:
     """Runs once in every new worker, while the build is still scanning."""
     import gc
+    import warnings
 
     # A forked worker shares the build's memory until it writes to it: the garbage collector must
     # not walk (and so copy) the inherited objects. Freezing them is free and keeps workers small.
     gc.freeze()
     _keep_freed_memory()
+    # A library's warning would be printed raw, over the progress display: the scan reports what the
+    # decoders warn about for each file (see scan.metadata.read_image), once, as a warning of the build.
+    warnings.simplefilter("ignore")
     # what every task needs, imported now rather than in the first task of each kind
     from PIL import Image
 
