@@ -170,7 +170,7 @@ def page_refs(html_soup: BeautifulSoup) -> list[str]:
             refs.extend(part.strip().split(" ")[0] for part in _SRCSET_SPLIT.split(srcset.strip()))
         style = tag.get("style") or ""
         refs.extend(re.findall(r"url\(([^)]+)\)", style))
-    return [r for r in refs if not urlsplit(r).scheme and not r.startswith("#") and not r.startswith("//")]
+    return [r for r in refs if not urlsplit(r).scheme and not r.startswith("//") and r != "#"]
 
 
 @dataclass
@@ -182,6 +182,8 @@ class Crawl:
 
 def resolve_ref(root: Path, page_rel: str, ref: str) -> str:
     ref = urldefrag(ref)[0].split("?")[0]
+    if not ref:  # '#id' or '?query': this very page
+        return page_rel
     base = posixpath.dirname(page_rel)
     target = posixpath.normpath(posixpath.join(base, unquote(ref))) if ref else page_rel
     if ref.endswith("/") or ref in ("", ".", "./") or (root / target).is_dir():
@@ -190,9 +192,17 @@ def resolve_ref(root: Path, page_rel: str, ref: str) -> str:
 
 
 def crawl(root: Path, start: str = "index.html") -> Crawl:
-    """Follow every local link from the start page; report references to missing files."""
+    """Follow every local link from the start page; report references to missing files, and links
+    to an anchor (page.html#id, #id) that the page they lead to does not have."""
     result = Crawl()
     queue = [start]
+    ids: dict[str, set[str]] = {}
+
+    def anchors(page: str) -> set[str]:
+        if page not in ids:
+            ids[page] = {t.get("id") or t.get("name") for t in soup(root / page).select("[id], a[name]")}
+        return ids[page]
+
     while queue:
         page = queue.pop()
         if page in result.pages:
@@ -203,6 +213,9 @@ def crawl(root: Path, start: str = "index.html") -> Crawl:
             if target.startswith("..") or not (root / target).is_file():
                 result.broken.append((page, ref))
                 continue
+            fragment = unquote(urldefrag(ref)[1])
+            if fragment and target.endswith(".html") and fragment not in anchors(target):
+                result.broken.append((page, ref))
             result.files.add(target)
             if target.endswith(".html") and target not in result.pages:
                 queue.append(target)

@@ -703,3 +703,21 @@ def test_a_sidecar_that_is_not_utf8_is_read_as_windows_1252_with_a_warning(tmp_p
     page = soup(out / "paris" / "a" / "index.html")
     assert page.select_one("h1").get_text(strip=True) == "Café de Flore"
     assert "\ufffd" not in (out / "paris" / "a" / "index.html").read_text()
+
+
+def test_photos_at_the_top_of_the_folder_link_back_to_the_home_page_at_their_place(tmp_path):
+    """A flat folder of photos (the commonest gallery): each photo page's "Back to the album" and
+    rel=up lead to the home page's grid, at that photo, not to an anchor of the photo page itself."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_jpeg(src / "one.jpg")
+    make_jpeg(src / "two.jpg")
+    make_jpeg(src / "Sub" / "three.jpg")
+    build_site(src, out)
+    page = soup(out / "one" / "index.html")
+    assert page.select_one("a.up")["href"] == "../#one"
+    assert page.select_one('link[rel="up"]')["href"] == "../#one"
+    assert soup(out / "index.html").select_one("#one") is not None
+    assert soup(out / "sub" / "three" / "index.html").select_one("a.up")["href"] == "../#three"
+    walk = crawl(out)
+    assert walk.broken == []
+    assert {"one/index.html", "two/index.html", "sub/three/index.html"} <= walk.pages

@@ -32,8 +32,8 @@ def relative_url(from_dir: str, target: str, links: str = "directory") -> str:
     Pure string work (no os.path.relpath, which asks the file system for the current folder):
     it runs for every link of every page.
     """
-    if target.startswith(("http://", "https://", "data:", "mailto:", "#")):
-        return target
+    if target.startswith(("http://", "https://", "data:", "mailto:")):
+        return target  # ('#x' is the home page's anchor x, like any target: site-root-relative)
     target, hash_, fragment = target.partition("#")
     target, qmark, query = target.partition("?")
     is_dir = target == "" or target.endswith("/")
