@@ -285,3 +285,50 @@ def test_stream_opens_the_same_lightbox_on_photo_urls(demo_site, page):
     page.keyboard.press("Escape")
     page.wait_for_url(url + "stream/")
     assert page.errors == []
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1440, "height": 900}, {"width": 390, "height": 844}])
+def test_stream_captions_sit_over_the_photo_and_the_tile_is_the_photo(demo_site, browser, viewport):
+    """The album and date of a stream tile are drawn over the bottom of its photo, inside it, in white;
+    they used to follow the image as an underlined line that made every tile taller than its photo."""
+    _, url = demo_site
+    context = browser.new_context(viewport=viewport)
+    pg = context.new_page()
+    pg.goto(url + "stream/")
+    boxes = pg.evaluate("""() => [...document.querySelectorAll('.grid .tile')].map(t => {
+        const r = t.getBoundingClientRect(), i = t.querySelector('img').getBoundingClientRect();
+        const c = t.querySelector('.tile-caption'), cr = c.getBoundingClientRect();
+        const style = getComputedStyle(c.querySelector('time'));
+        return {tile: [r.height, r.width], img: [i.height, i.width], cap: [cr.top, cr.bottom, cr.left, cr.right],
+                imgbox: [i.top, i.bottom, i.left, i.right], colour: style.color, line: style.textDecorationLine,
+                album: c.querySelector('.tile-album').getBoundingClientRect().height};
+    })""")
+    context.close()
+    assert len(boxes) >= 10
+    for b in boxes:
+        assert abs(b["tile"][0] - b["img"][0]) < 1.5, b  # no strip under the photo
+        top, bottom, left, right = b["cap"]
+        itop, ibottom, ileft, iright = b["imgbox"]
+        assert top >= itop - 0.5 and bottom <= ibottom + 0.5 and left >= ileft - 0.5 and right <= iright + 0.5, b
+        assert b["colour"] == "rgb(255, 255, 255)" and b["line"] == "none", b
+        assert b["album"] > 0
+
+
+def test_keyboard_focus_on_a_thumbnail_is_visible(demo_site, page):
+    """Tabbing onto a grid thumbnail draws a ring (the tile clips anything drawn outside it)."""
+    _, url = demo_site
+    page.goto(url + "mountains/")
+    tile = page.locator(".grid li:nth-child(2)")
+    before = tile.screenshot()
+    page.locator(".grid li:nth-child(1) a").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.closest('li') === document.querySelector('.grid li:nth-child(2)')")
+    after = tile.screenshot()
+    from io import BytesIO
+
+    from PIL import Image, ImageChops
+
+    a, b = Image.open(BytesIO(before)).convert("RGB"), Image.open(BytesIO(after)).convert("RGB")
+    changed = ImageChops.difference(a, b).convert("L").point(lambda v: 255 if v > 40 else 0)
+    assert changed.getbbox() is not None, "focus drew nothing on the thumbnail"
+    assert sum(1 for v in changed.getdata() if v) > 2 * (a.width + a.height)  # a ring round it, not a speck
