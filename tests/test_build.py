@@ -721,3 +721,25 @@ def test_photos_at_the_top_of_the_folder_link_back_to_the_home_page_at_their_pla
     walk = crawl(out)
     assert walk.broken == []
     assert {"one/index.html", "two/index.html", "sub/three/index.html"} <= walk.pages
+
+
+@pytest.mark.parametrize("url, root", [(None, "/"), ("https://example.org/gallery/", "/gallery/"),
+                                       ("https://photos.example.org", "/")])
+def test_the_404_page_links_from_the_site_root_as_servers_show_it_at_any_missing_address(tmp_path, url, root):
+    """nginx's error_page, GitHub Pages and Netlify serve 404.html at the address that was missing
+    (/trip/gone/): its stylesheet, script and links must not be relative to where it lies."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_jpeg(src / "Trip" / "a.jpg")
+    extra = ("-c", str(write_config(tmp_path, f'url = "{url}"\n'))) if url else ()
+    build_site(src, out, *extra)
+    page = soup(out / "404.html")
+    refs = [t.get("href") or t.get("src") for t in page.select("link[href], script[src], a[href]")]
+    local = [r for r in refs if not r.startswith(("#", "http"))]
+    assert local and all(r.startswith(root) for r in local), refs
+    assert page.select_one('link[rel="stylesheet"]')["href"].startswith(root + "static/albumen.css")
+    assert page.select_one("header a")["href"] == root
+    for ref in local:  # each leads to a file of the site, wherever the page is shown
+        path = ref.split("?")[0].split("#")[0].removeprefix(root)
+        assert (out / path).is_file() or (out / path / "index.html").is_file(), ref
+    # the other pages keep their relative links
+    assert soup(out / "trip" / "index.html").select_one('link[rel="stylesheet"]')["href"].startswith("../static/")

@@ -301,3 +301,14 @@ def test_an_unexpected_error_in_a_rebuild_keeps_the_server_and_the_last_good_sit
     finally:
         options.stop.set()
         thread.join(20)
+
+
+def test_a_missing_address_gets_the_site_404_page_with_status_404(static_server):
+    port, site = static_server
+    assert raw_get(port, "/nowhere/")[0] == 404  # no 404.html yet: plain text
+    (site / "404.html").write_text("<html><body><h1>Page not found</h1></body></html>")
+    for path in ("/nowhere/", "/sub/gone.jpg", "/nolisting/"):
+        status, body, headers = raw_get(port, path)
+        assert status == 404 and b"Page not found" in body, path
+        assert headers["Content-Type"].startswith("text/html")
+    assert raw_get(port, "/sub/")[0] == 200

@@ -164,7 +164,7 @@ class Config:
     url: str = setting(
         "",
         "Absolute address where the site will live, e.g. 'https://photos.example.org/'. "
-        "Needed for feeds, the sitemap and share previews.",
+        "Needed for feeds, the sitemap and share previews, and for the 404 page when the site is not at the root of its domain.",
         kind="url",
     )
     language: str = setting("en", "Language of the theme's text.", choices=("en", "fr"))

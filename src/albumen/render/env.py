@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import jinja2
 from jinja2 import (
@@ -57,6 +57,16 @@ def relative_url(from_dir: str, target: str, links: str = "directory") -> str:
     return out + (hash_ + quote(fragment, safe="-_.") if hash_ else "")
 
 
+def rooted_url(site_path: str, target: str, links: str = "directory") -> str:
+    """A site-root-relative target as a path from the server's root ('/gallery/trip/'): for the 404
+    page, which a web server shows at any missing address. site_path: where the site is ('/' unless
+    the configured url says otherwise)."""
+    if target.startswith(("http://", "https://", "data:", "mailto:")):
+        return target
+    relative = relative_url("", target, links)
+    return site_path + ("" if relative == "./" else relative.removeprefix("./"))
+
+
 def absolute_url(base: str, target: str, links: str = "directory") -> str:
     if not base:
         return ""
@@ -99,9 +109,15 @@ def make_environment(
     gettext, ngettext = gettext_for(language)
     env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
 
+    site_path = (urlsplit(base_url).path or "/") if base_url else "/"
+    site_path += "" if site_path.endswith("/") else "/"
+
     @pass_context
     def url(ctx, target: str) -> str:
-        return relative_url(ctx["page"].dir, target, links)
+        page = ctx["page"]
+        if page.kind == "404":  # served at whatever address was missing: links from the site's root
+            return rooted_url(site_path, target, links)
+        return relative_url(page.dir, target, links)
 
     env.filters["url"] = url
     env.filters["absolute"] = lambda target: absolute_url(base_url, target, links)

@@ -149,10 +149,19 @@ class SiteHandler(BaseHTTPRequestHandler):
             if real != root and not real.startswith(root + os.sep):
                 return self._fail(HTTPStatus.FORBIDDEN)  # an index.html that links out of the output folder
             if not os.path.isfile(real):
-                return self._fail(HTTPStatus.NOT_FOUND)  # never a directory listing
+                return self._not_found(head)  # never a directory listing
         if not os.path.isfile(real):
-            return self._fail(HTTPStatus.NOT_FOUND)
+            return self._not_found(head)
         self._file(real, head)
+
+    def _not_found(self, head: bool) -> None:
+        """The site's own 404 page, as a web server configured for it shows it (status 404)."""
+        page = os.path.join(self.site.root, "404.html")
+        if not os.path.isfile(page) or os.path.islink(page):
+            return self._fail(HTTPStatus.NOT_FOUND)
+        with open(page, "rb") as f:
+            body = self._inject(f.read())
+        self._send(HTTPStatus.NOT_FOUND, "text/html; charset=utf-8", body, head, os.stat(page).st_mtime)
 
     def _fail(self, status: HTTPStatus) -> None:
         body = f"{status.value} {status.phrase}\n".encode()
