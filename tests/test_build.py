@@ -743,3 +743,15 @@ def test_the_404_page_links_from_the_site_root_as_servers_show_it_at_any_missing
         assert (out / path).is_file() or (out / path / "index.html").is_file(), ref
     # the other pages keep their relative links
     assert soup(out / "trip" / "index.html").select_one('link[rel="stylesheet"]')["href"].startswith("../static/")
+
+
+def test_a_folder_without_photos_builds_an_empty_site_and_says_so(tmp_path):
+    src, out = tmp_path / "Pictures", tmp_path / "out"
+    (src / "notes").mkdir(parents=True)
+    (src / "notes" / "todo.txt").write_text("buy film")
+    result = build_site(src, out)
+    assert f"warning: no photos or videos in {src}: the site has no pictures" in result.output
+    assert (out / "index.html").is_file()
+    build_site(src, out, "--strict", expect=1)
+    make_jpeg(src / "a.jpg")
+    assert "no photos or videos" not in build_site(src, out).output

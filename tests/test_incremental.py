@@ -210,6 +210,14 @@ def test_force_and_force_album(gallery, tmp_path):
     after = snapshot(site)
     assert "made 12 derivatives of 4 images" in result.stdout
     assert all(k.startswith("b/") for k in changed(images(before), images(after)))
+    assert "matches no album" not in result.output
+    # a pattern that matches nothing redoes nothing, and says so
+    before = snapshot(site)
+    result = build_site(gallery, site, "--force-album", "b", "--force-album", "Nope*")
+    assert "--force-album 'b' matches no album: nothing was redone for it (did you mean 'B'?" in result.output
+    assert "--force-album 'Nope*' matches no album" in result.output
+    assert changed(images(before), images(snapshot(site))) == set()
+    build_site(gallery, site, "--force-album", "Nope*", "--strict", expect=1)
     result = build_site(gallery, site, "--force", "-v")
     assert "made 24 derivatives of 8 images" in result.stdout
 

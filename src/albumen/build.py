@@ -192,6 +192,9 @@ def _run(
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
     plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, report))
     _warn_public_leftovers(gallery, config, output, cache, report)
+    _warn_unmatched_force(gallery, options, report)
+    if not gallery.media and not gallery.skipped:
+        report.warnings.append(f"no photos or videos in {source}: the site has no pictures (is it the right folder?)")
 
     # -- images ----------------------------------------------------------------
     # Memory stays flat as the library grows: sets of every output path live in SQLite (the cache's
@@ -571,6 +574,17 @@ def _restore_summary(text: str | None, report: BuildReport) -> bool:
     except (ValueError, KeyError, TypeError):
         return False
     return True
+
+
+def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: BuildReport) -> None:
+    """A --force-album pattern that matches no album is a mistake worth naming (it redoes nothing)."""
+    for pattern in options.force_albums:
+        if any(fnmatch.fnmatchcase(uri, pattern) for uri in gallery.albums):
+            continue
+        near = [uri for uri in gallery.albums if uri and fnmatch.fnmatch(uri.lower(), pattern.lower().strip("/"))]
+        hint = f" (did you mean {near[0]!r}? album paths are case-sensitive)" if near else (
+            " (give an album's folder path relative to the photo folder, e.g. 'Trips/2024*')")
+        report.warnings.append(f"--force-album {pattern!r} matches no album: nothing was redone for it{hint}")
 
 
 def _album_forced(album_uri: str, options: BuildOptions) -> bool:
