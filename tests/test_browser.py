@@ -332,3 +332,36 @@ def test_keyboard_focus_on_a_thumbnail_is_visible(demo_site, page):
     changed = ImageChops.difference(a, b).convert("L").point(lambda v: 255 if v > 40 else 0)
     assert changed.getbbox() is not None, "focus drew nothing on the thumbnail"
     assert sum(1 for v in changed.getdata() if v) > 2 * (a.width + a.height)  # a ring round it, not a speck
+
+
+def _image_fit(browser, url: str, selector: str, viewport: dict, dpr: int) -> list[dict]:
+    context = browser.new_context(viewport=viewport, device_scale_factor=dpr, is_mobile=viewport["width"] < 600,
+                                  has_touch=viewport["width"] < 600)
+    pg = context.new_page()
+    pg.goto(url)
+    pg.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    pg.wait_for_function(f"() => [...document.querySelectorAll('{selector}')].every(i => i.complete && i.naturalWidth)")
+    # the file's width is the w descriptor of the candidate chosen (naturalWidth is scaled by sizes)
+    fit = pg.evaluate(f"""() => [...document.querySelectorAll('{selector}')].map(i => {{
+        const cands = i.srcset.split(', ').map(s => s.split(' ')).map(([u, w]) => [new URL(u, location.href).href, parseInt(w)]);
+        return {{shown: i.getBoundingClientRect().width, natural: cands.find(([u]) => u === i.currentSrc)[1],
+                src: i.currentSrc, widest: Math.max(...cands.map(([, w]) => w))}};
+    }})""")
+    context.close()
+    return fit
+
+
+@pytest.mark.parametrize("viewport, dpr", [({"width": 390, "height": 844}, 3), ({"width": 1440, "height": 900}, 1),
+                                           ({"width": 1440, "height": 900}, 2)])
+def test_grid_and_card_images_fit_their_slots(demo_site, browser, viewport, dpr):
+    """The sizes attributes follow the layout: a phone loads grid images for its small tiles (it took
+    the 1600 px file for 180 px tiles), and album cards a full-width phone column gets sharp ones."""
+    _, url = demo_site
+    for m in _image_fit(browser, url + "mountains/", ".grid img", viewport, dpr):
+        need = m["shown"] * dpr
+        assert m["natural"] <= max(2 * need, 480), m  # never more than twice the pixels shown (or the thumbnail)
+        assert m["natural"] >= min(need * 0.75, m["widest"]), m  # and never soft
+    for m in _image_fit(browser, url, ".card img", viewport, dpr):
+        need = m["shown"] * dpr
+        assert m["natural"] >= min(need * 0.9, m["widest"]), m
+        assert m["natural"] <= max(2 * need, 480), m
