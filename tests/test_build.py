@@ -129,7 +129,7 @@ def test_album_page_content(small_tree, tmp_path):
     assert len(imgs) == 2
     for img in imgs:
         assert int(img["width"]) > 0 and int(img["height"]) > 0
-        assert "w," in img["srcset"]
+        assert all(c.split(" ")[1].endswith("w") for c in img["srcset"].split(", "))  # (one width: 64 px photos)
     # sub-album card with cover, count and date range
     card = trip.select_one(".card")
     assert "Day two" in card.get_text() and card.select_one("img") is not None
@@ -755,3 +755,21 @@ def test_a_folder_without_photos_builds_an_empty_site_and_says_so(tmp_path):
     build_site(src, out, "--strict", expect=1)
     make_jpeg(src / "a.jpg")
     assert "no photos or videos" not in build_site(src, out).output
+
+
+def test_no_srcset_lists_two_files_of_one_width(tmp_path):
+    """A small photo's thumbnail can be as wide as one of its display sizes: the grid's and the
+    album cards' srcset then name that width once (two candidates of one width are invalid HTML)."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_jpeg(src / "Small" / "tiny.jpg", size=(120, 80))
+    make_jpeg(src / "Small" / "big.jpg", size=(1200, 800))
+    make_jpeg(src / "top.jpg", size=(300, 200))
+    build_site(src, out)
+    checked = 0
+    for page in out.rglob("*.html"):
+        for tag in soup(page).select("[srcset]"):
+            widths = [part.strip().split(" ")[1] for part in tag["srcset"].split(", ")]
+            assert len(widths) == len(set(widths)), (page, tag["srcset"])
+            assert all(w.endswith("w") and w[:-1].isdigit() for w in widths), tag["srcset"]
+            checked += 1
+    assert checked > 5
