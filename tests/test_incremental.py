@@ -82,7 +82,7 @@ def test_changed_photo_remakes_only_its_derivatives_and_pages(gallery, tmp_path)
     pages = {k for k in changed(before, after) if k.endswith(".html")}
     # its page, its album and the stream (the album's cover is p1, so the home page is unchanged)
     assert pages == {"a/p2/index.html", "a/index.html", "stream/index.html"}
-    assert "made 3 derivatives of 1 images" in result.stdout
+    assert "made 3 derivatives of 1 image;" in result.stdout
     assert crawl(site).broken == []
 
 
@@ -195,7 +195,7 @@ def test_a_renamed_album_reuses_its_derivatives_but_not_one_someone_replaced(gal
     make_jpeg(mine, size=(30, 20), color=(1, 2, 3))  # not the thumbnail Albumen made any more
     (gallery / "B").rename(gallery / "C")
     result = build_site(gallery, site, "-v")
-    assert "made 1 derivatives of 1 images (11 more moved, not re-made)" in result.stdout
+    assert "made 1 derivative of 1 image (11 more moved, not re-made)" in result.stdout
     with Image.open(site / "c" / "p1" / mine.name) as im:
         assert im.size == thumb_size
     assert not (site / "b" / "p2").exists() and mine.is_file()  # moved away; the replaced one kept

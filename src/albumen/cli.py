@@ -16,11 +16,16 @@ from .errors import AlbumenError, UsageError
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130  # usage and config errors carry their own status (2)
 
 
+def plural(n: int, word: str) -> str:
+    """'1 photo', '3 photos'."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 class PlainReporter:
     """Line-based log for pipes, CI and files: one line per phase that did work."""
 
-    DONE = {"Reading metadata": "read {n} new or changed files", "Processing images": "processed {n} images",
-            "Writing pages": "rendered {n} pages"}
+    DONE = {"Reading metadata": "read {n} new or changed file{s}", "Processing images": "processed {n} image{s}",
+            "Writing pages": "rendered {n} page{s}"}
 
     def __init__(self, verbosity: int) -> None:
         self.verbosity = verbosity
@@ -29,7 +34,7 @@ class PlainReporter:
 
     def _end_phase(self) -> None:
         if self.name in self.DONE and self.count and self.verbosity >= 1:
-            click.echo(self.DONE[self.name].format(n=self.count))
+            click.echo(self.DONE[self.name].format(n=self.count, s="" if self.count == 1 else "s"))
 
     def phase(self, name: str, total: int | None = None) -> None:
         self._end_phase()
@@ -251,20 +256,17 @@ def _print_report(report, verbosity: int) -> None:
     for skipped in report.skipped:
         click.echo(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
     if report.ignored and verbosity >= 1:
-        click.echo(f"ignored {report.ignored} files that are not photos or videos")
+        click.echo(f"ignored {plural(report.ignored, 'file')} that {'is' if report.ignored == 1 else 'are'} not photos or videos")
     if verbosity >= 1 and report.unchanged:
         click.echo("nothing changed since the last build")
     if verbosity >= 1:
         click.echo(
-            f"made {report.derivatives_made} derivatives of {report.images_processed} images"
+            f"made {plural(report.derivatives_made, 'derivative')} of {plural(report.images_processed, 'image')}"
             + (f" ({report.derivatives_moved} more moved, not re-made)" if report.derivatives_moved else "")
             + "; "
-            f"rendered {report.pages_rendered} pages, wrote {report.pages_written} files; "
-            f"removed {report.stale_removed} stale files"
+            f"rendered {plural(report.pages_rendered, 'page')}, wrote {plural(report.pages_written, 'file')}; "
+            f"removed {plural(report.stale_removed, 'stale file')}"
         )
-    def plural(n: int, word: str) -> str:
-        return f"{n} {word}{'' if n == 1 else 's'}"
-
     click.echo(
         f"built {plural(report.albums, 'album')}, {plural(report.photos, 'photo')}, {plural(report.videos, 'video')}, "
         f"{len(report.skipped)} skipped in {report.seconds:.1f} s -> {report.output}"
