@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, crawl, run_cli
+from conftest import REPO, crawl, make_jpeg, run_cli
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [
@@ -181,6 +181,8 @@ def test_zoom_shows_the_largest_published_size(demo_site, page):
     zoomed = page.locator(".lb .lb-img").bounding_box()["width"]
     largest = json.loads(page.locator("#albumen-items").inner_text())[0]["w"]
     assert zoomed > fitted and abs(zoomed - largest) <= 2
+    # and it is the largest file that is shown then, not the fitted size's file stretched
+    page.wait_for_function(f"() => document.querySelector('.lb .lb-img').currentSrc.includes('.{largest}w.')", timeout=5000)
     page.keyboard.press("Escape")  # first Escape leaves zoom
     page.wait_for_timeout(300)
     assert page.locator(".lb").is_visible()
@@ -365,3 +367,29 @@ def test_grid_and_card_images_fit_their_slots(demo_site, browser, viewport, dpr)
         need = m["shown"] * dpr
         assert m["natural"] >= min(need * 0.9, m["widest"]), m
         assert m["natural"] <= max(2 * need, 480), m
+
+
+def test_the_viewer_never_enlarges_a_photo_past_its_largest_size(tmp_path, browser):
+    """A small photo (640x427) is shown at its own size on a big screen, as its page shows it; it was
+    stretched to fill the screen (1.8x, and 12.8x for a 100 px photo)."""
+    src, site = tmp_path / "src", tmp_path / "site"
+    make_jpeg(src / "Small" / "small.jpg", size=(640, 427))
+    make_jpeg(src / "Small" / "big.jpg", size=(2400, 1600))
+    assert run_cli("build", str(src), "-o", str(site), "-j", "1").exit_code == 0
+    server, url = serve(site)
+    try:
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        pg = context.new_page()
+        pg.goto(url + "small/")
+        sizes = {}
+        for slug in ("small", "big"):
+            pg.click(f"#{slug} a")
+            pg.wait_for_function("() => document.querySelector('.lb .lb-img') && document.querySelector('.lb .lb-img').complete")
+            sizes[slug] = pg.locator(".lb .lb-img").bounding_box()
+            pg.keyboard.press("Escape")
+            pg.wait_for_url(url + "small/")
+        context.close()
+    finally:
+        server.shutdown()
+    assert round(sizes["small"]["width"]) == 640 and round(sizes["small"]["height"]) == 427, sizes
+    assert sizes["big"]["height"] > 700  # a big photo still fills the screen

@@ -94,7 +94,7 @@
   }
   function fit(item) {
     var vw = stage.clientWidth || innerWidth, vh = stage.clientHeight || innerHeight;
-    var scale = Math.min(vw / item.w, vh / item.h, 1e9);
+    var scale = Math.min(vw / item.w, vh / item.h, 1);  // never bigger than the largest published size
     return { w: Math.max(1, Math.round(item.w * scale)), h: Math.max(1, Math.round(item.h * scale)) };
   }
   function layout() {
@@ -113,10 +113,19 @@
     var item = items[current];
     return frame ? Math.max(1, item.w / (parseFloat(frame.style.width) || item.w)) : 1;
   }
+  function loadLargest() {
+    // zoomed in, the largest published file: the one chosen for the fitted size would be stretched
+    if (!media || media.tagName !== "IMG") return;
+    var want = items[current].w + "px";
+    if (media.sizes === want) return;
+    Array.prototype.forEach.call(media.parentNode.querySelectorAll("source"), function (s) { s.sizes = want; });
+    media.sizes = want;
+  }
   function setZoom(s, cx, cy) {
     var m = maxZoom();
     s = Math.max(1, Math.min(m, s));
     if (s === 1) { zoom = { s: 1, x: 0, y: 0 }; applyZoom(); return; }
+    loadLargest();
     var r = frame.getBoundingClientRect();
     var px = (cx === undefined ? r.width / 2 : cx - r.left), py = (cy === undefined ? r.height / 2 : cy - r.top);
     // keep the point under the pointer where it is
