@@ -239,3 +239,40 @@ def test_the_secret_never_lives_in_the_photos_or_the_published_site(tree, tmp_pa
             assert f"is inside the {where}" in result.stderr and "ALBUMEN_HOME" in result.stderr
             assert not home.exists()  # stopped before any secret was made
     assert not (site / "index.html").exists()
+
+
+def test_a_rotation_reaches_other_machines_through_the_config(tree, tmp_path, monkeypatch):
+    """A link rotated on one machine was published again by a build elsewhere (CI with the same
+    ALBUMEN_SECRET): the rotation lived only in that machine's rotations.json. The config's
+    private_rotations carries it, and --rotate prints the line to put there."""
+    conf = write_config(tmp_path, 'private = ["Family Vault Ppp"]\n')
+    monkeypatch.setenv("ALBUMEN_SECRET", "correct horse battery staple 0123456789")
+    monkeypatch.setenv("ALBUMEN_HOME", str(tmp_path / "laptop"))
+    laptop, ci = tmp_path / "laptop-site", tmp_path / "ci-site"
+    build_site(tree, laptop, "-c", str(conf))
+    old = {p.name for p in private_roots(laptop)}
+    result = run_cli("links", str(tree), "-o", str(laptop), "-c", str(conf), "--rotate", "Family Vault Ppp")
+    assert result.exit_code == 0, result.output
+    assert "recorded on this machine only" in result.stdout
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("private_rotations = "))
+    assert line == 'private_rotations = { "Family Vault Ppp" = 1 }'
+    build_site(tree, laptop, "-c", str(conf))
+    rotated = {p.name for p in private_roots(laptop)}
+    assert len(old - rotated) == 1 and len(rotated - old) == 1  # that album's link only
+    # another machine without the laptop's record publishes the old link...
+    monkeypatch.setenv("ALBUMEN_HOME", str(tmp_path / "ci"))
+    build_site(tree, ci, "-c", str(conf))
+    assert {p.name for p in private_roots(ci)} == old
+    # ...until the config carries the rotation
+    conf.write_text(conf.read_text() + line + "\n")
+    build_site(tree, ci, "-c", str(conf))
+    assert {p.name for p in private_roots(ci)} == rotated
+    # the next rotation counts on from the config's, on a machine that has no record of its own
+    monkeypatch.setenv("ALBUMEN_HOME", str(tmp_path / "third"))
+    result = run_cli("links", str(tree), "-o", str(ci), "-c", str(conf), "--rotate", "Family Vault Ppp")
+    assert 'private_rotations = { "Family Vault Ppp" = 2 }' in result.stdout
+    bad = write_config(tmp_path, 'private_rotations = { "../out" = 1, "Family Vault Ppp" = "once" }\n')
+    result = run_cli("build", str(tree), "-o", str(tmp_path / "x"), "-c", str(bad))
+    assert result.exit_code == 2
+    assert "private_rotations: '../out' must be a folder path inside the photo folder" in result.stderr
+    assert "private_rotations.Family Vault Ppp: expected a count of rotations" in result.stderr

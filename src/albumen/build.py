@@ -38,7 +38,7 @@ from .render.themes import theme_dirs
 from .report import QuietReporter, Reporter
 from .scan import WalkReport, arrange_gallery, scan_source, walk_source
 from .scan.arrange import covers_shown, is_published, published_albums
-from .tokens import albumen_home, load_rotations, load_secret, private_dirs
+from .tokens import albumen_home, current_rotations, load_secret, private_dirs
 from .write import DiskSink
 
 __all__ = ["BuildOptions", "BuildReport", "Reporter", "build", "check_paths"]
@@ -190,7 +190,7 @@ def _run(
     cache.set_meta("fingerprint", None)
     gallery = scan_source(str(source), config, cache, reporter, pool, walked=(listings, walk_report))
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
-    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, report))
+    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report))
     _warn_public_leftovers(gallery, config, output, cache, report)
     _warn_unmatched_force(gallery, options, report)
     if not gallery.media and not gallery.skipped:
@@ -498,7 +498,7 @@ def _renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config, theme
     return renderer
 
 
-def private_links(gallery: Gallery, report: BuildReport | None = None) -> dict[str, str]:
+def private_links(gallery: Gallery, config, report: BuildReport | None = None) -> dict[str, str]:
     """Folder (p/<token>) of every album that has its own private link; the secret is made on first use."""
     marked = sorted(uri for uri, album in gallery.albums.items() if uri and album.marked_private)
     if not marked:
@@ -509,7 +509,7 @@ def private_links(gallery: Gallery, report: BuildReport | None = None) -> dict[s
             f"created the secret for private links in {secret.origin}: private URLs depend on it, keep a copy "
             "(or set ALBUMEN_SECRET)"
         )
-    return private_dirs(marked, secret.key, load_rotations())
+    return private_dirs(marked, secret.key, current_rotations(config.private_rotations))
 
 
 def _warn_public_leftovers(gallery: Gallery, config, output: Path, cache: BuildCache, report: BuildReport) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -382,7 +383,7 @@ def links(source, output, config_path, rotate) -> None:
     from .render.env import absolute_url
     from .scan import scan_source
     from .scan.arrange import is_published
-    from .tokens import PRIVATE_DIR, load_secret
+    from .tokens import PRIVATE_DIR, load_secret, rotations_path
     from .tokens import rotate as rotate_link
 
     try:
@@ -404,8 +405,8 @@ def links(source, output, config_path, rotate) -> None:
                     hint="give the album's folder path relative to the photo folder, as 'albumen links' lists it",
                 )
             load_secret()
-            rotate_link(wanted)
-        dirs = private_links(gallery)
+            rotations = rotate_link(wanted, config.private_rotations)
+        dirs = private_links(gallery, config)
     except AlbumenError as exc:
         fail(exc)
         return
@@ -422,6 +423,13 @@ def links(source, output, config_path, rotate) -> None:
         click.echo(f"{uri}: {link}{state}{marker}")
     if rotate is not None:
         click.echo(f"build again to publish the new link; the old {PRIVATE_DIR}/… folder is then removed")
+        table = ", ".join(f"{json.dumps(uri)} = {count}" for uri, count in sorted(rotations.items()) if count)
+        where = loaded.path or (src.parent / CONFIG_NAME)
+        click.echo(
+            f"the rotation is recorded on this machine only ({rotations_path()}); for every machine that builds "
+            f"the site (CI with ALBUMEN_SECRET too) to publish the new link, put this in {where}:\n"
+            f"private_rotations = {{ {table} }}"
+        )
 
 
 @main.command()

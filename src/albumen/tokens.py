@@ -7,7 +7,7 @@ gives different ones. The secret lives outside the photo folder and the output: 
 $ALBUMEN_SECRET when set (for CI and deploys), else in a file created on first use
 in Albumen's own folder ($ALBUMEN_HOME, default the user config folder). Rotations
 are recorded beside it (rotations.json), never in a cache, so a clean rebuild keeps
-a rotated link.
+a rotated link; the config's private_rotations carries them to other machines (CI).
 """
 
 from __future__ import annotations
@@ -81,16 +81,25 @@ def load_rotations() -> dict[str, int]:
     return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-def rotate(album_uri: str) -> int:
-    """Give an album a new token; returns its new rotation count."""
+def current_rotations(configured: tuple[tuple[str, int], ...] = ()) -> dict[str, int]:
+    """Each album's rotation count: the higher of this machine's record (rotations.json) and the
+    config's private_rotations, which carries rotations to every machine that builds the site."""
     rotations = load_rotations()
+    for uri, count in configured:
+        rotations[uri] = max(rotations.get(uri, 0), count)
+    return rotations
+
+
+def rotate(album_uri: str, configured: tuple[tuple[str, int], ...] = ()) -> dict[str, int]:
+    """Give an album a new token; returns every album's rotation count after it (see current_rotations)."""
+    rotations = current_rotations(configured)
     rotations[album_uri] = rotations.get(album_uri, 0) + 1
     path = rotations_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(rotations, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-    return rotations[album_uri]
+    return rotations
 
 
 def album_token(secret: bytes, album_uri: str, rotation: int = 0) -> str:

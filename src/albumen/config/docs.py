@@ -15,9 +15,15 @@ def _toml_value(value) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return f"{value:_}" if value >= 100_000 else str(value)
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):  # a table: (key, value) pairs
+        return "{ " + ", ".join(f"{_toml_value(k)} = {_toml_value(v)}" for k, v in value) + " }"
     if isinstance(value, tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _default(f) -> str:
+    return "{}" if f.metadata.get("kind") == "rotations" else _toml_value(f.default)
 
 
 def settings_markdown() -> str:
@@ -35,7 +41,7 @@ def settings_markdown() -> str:
         choices = f.metadata.get("choices") or f.metadata.get("item_choices")
         if choices:
             doc += " Allowed: " + ", ".join(f"`{c}`" for c in choices) + "."
-        lines.append(f"| `{key}` | `{_toml_value(f.default)}` | {doc} |")
+        lines.append(f"| `{key}` | `{_default(f)}` | {doc} |")
     return "\n".join(lines) + "\n"
 
 
@@ -53,7 +59,7 @@ def annotated_toml() -> str:
                 out.append(f"# {section_doc.strip()}")
         for line in textwrap.wrap(f.metadata.get("doc", ""), 96):
             out.append(f"# {line}")
-        out.append(f"# {name} = {_toml_value(f.default)}")
+        out.append(f"# {name} = {_default(f)}")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -151,6 +151,8 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
         if "choices" in rules and value not in rules["choices"]:
             return bad(_choices(rules["choices"]))
         value = _check_kind(key, rules.get("kind"), value, problems)
+    elif rules.get("kind") == "rotations":
+        return _check_rotations(key, value, problems)
     elif isinstance(default, tuple):
         item_type = int if "int" in str(f.type) else str
         if not isinstance(value, list):
@@ -169,13 +171,33 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
             return bad("at least one size")
         if rules.get("kind") == "relpath":
             for item in value:
-                parts = item.replace("\\", "/").strip("/").split("/")
-                if item.startswith(("/", "~")) or ".." in parts or not item.strip("/"):
+                if _bad_folder(item):
                     problems.append(f"{key}: {item!r} must be a folder path inside the photo folder, relative to it")
                     return _INVALID
             value = [item.replace("\\", "/").strip("/") for item in value]
         value = tuple(value)
     return _INVALID if len(problems) > n_before else value
+
+
+def _bad_folder(item: str) -> bool:
+    parts = item.replace("\\", "/").strip("/").split("/")
+    return item.startswith(("/", "~")) or ".." in parts or not item.strip("/")
+
+
+def _check_rotations(key: str, value: Any, problems: list[str]) -> Any:
+    """A table of album path -> how many times its private link was rotated (1 or more)."""
+    if not isinstance(value, dict):
+        problems.append(f'{key}: expected a table such as {{ "Holidays/Family" = 1 }}, got {_describe(value)}')
+        return _INVALID
+    out = []
+    for album, count in value.items():
+        if _bad_folder(album):
+            problems.append(f"{key}: {album!r} must be a folder path inside the photo folder, relative to it")
+        elif isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            problems.append(f"{key}.{album}: expected a count of rotations (0 or more), got {_describe(count)}")
+        else:
+            out.append((album.replace("\\", "/").strip("/"), count))
+    return tuple(sorted(out)) if len(out) == len(value) else _INVALID
 
 
 def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> str:

@@ -186,6 +186,13 @@ class Config:
         "['Holidays/Family']. (index.md can also say 'private: true'.) See 'albumen links'.",
         kind="relpath",
     )
+    private_rotations: tuple[tuple[str, int], ...] = setting(
+        (),
+        "How many times each private album's link was rotated, e.g. { \"Holidays/Family\" = 1 }, so that "
+        "every machine building the site (CI with ALBUMEN_SECRET too) publishes the current link. "
+        "'albumen links --rotate' prints the line to put here.",
+        kind="rotations",
+    )
     cache_dir: str = setting(
         "",
         "Folder for the build cache (it must be outside the photo folder and the output). Default: a folder "
