@@ -6,6 +6,7 @@ import functools
 import http.server
 import json
 import threading
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -393,3 +394,41 @@ def test_the_viewer_never_enlarges_a_photo_past_its_largest_size(tmp_path, brows
         server.shutdown()
     assert round(sizes["small"]["width"]) == 640 and round(sizes["small"]["height"]) == 427, sizes
     assert sizes["big"]["height"] > 700  # a big photo still fills the screen
+
+
+@pytest.mark.parametrize("where", ["album", "stream"])
+def test_the_viewer_goes_on_across_pages_and_back_leads_to_the_grid(tmp_path, browser, where):
+    """At the last photo of an album or stream page, Next opens the viewer on the first photo of the
+    next page (it stopped on the stream, and left the viewer for plain photo pages in albums); Back
+    then leads to that page's grid, not through every photo seen."""
+    src, site = tmp_path / "src", tmp_path / "site"
+    for n in range(7):
+        make_jpeg(src / "Trip" / f"p{n}.jpg", size=(300, 200), date=datetime(2024, 1, 1 + n, 12))
+    conf = tmp_path / "albumen.toml"
+    conf.write_text("[pages]\npage_size = 3\n[stream]\npage_size = 3\n")
+    assert run_cli("build", str(src), "-o", str(site), "-c", str(conf), "-j", "1").exit_code == 0
+    server, url = serve(site)
+    first = url + ("trip/" if where == "album" else "stream/")
+    try:
+        context = browser.new_context(viewport={"width": 1200, "height": 800})
+        pg = context.new_page()
+        pg.goto(first)
+        pg.click(".grid li:nth-child(3) a")
+        pg.wait_for_function("() => !document.querySelector('.lb').hidden")
+        on_page_one = pg.url
+        pg.keyboard.press("ArrowRight")
+        pg.wait_for_url(lambda u: "/page/2/" not in u and u != on_page_one, timeout=10000)
+        pg.wait_for_function("() => document.documentElement.dataset.albumen === 'ready' && !document.querySelector('.lb').hidden")
+        count = pg.locator(".lb-count").inner_text()
+        assert count.startswith("Photo 4 of 7"), count
+        shown = pg.url
+        pg.keyboard.press("ArrowLeft")  # and back across the boundary, to the last of page one
+        pg.wait_for_url(lambda u: u != shown, timeout=10000)
+        pg.wait_for_function("() => document.documentElement.dataset.albumen === 'ready' && !document.querySelector('.lb').hidden")
+        assert pg.locator(".lb-count").inner_text().startswith("Photo 3 of 7")
+        pg.go_back()  # the grid of page one, the viewer closed
+        pg.wait_for_function("() => document.querySelector('.lb').hidden")
+        assert pg.url == first
+        context.close()
+    finally:
+        server.shutdown()

@@ -145,6 +145,11 @@ def viewer_items(ctx, items, offset: int | None = None, total: int | None = None
     url = ctx.environment.filters["url"]
     out = []
     last = len(items) - 1
+    # at either end of the page, the viewer goes on at the neighbouring page of the album or stream,
+    # which opens its viewer at its last (#lb-last) or first (#lb-first) item
+    pagination = getattr(ctx.get("page"), "pagination", None)
+    prev_page = pagination.prev_url if pagination else None
+    next_page = pagination.next_url if pagination else None
     for i, m in enumerate(items):
         largest = m.fallback.images[-1]
         # The link, alt text, srcset and placeholder are read from the page's own tile (data-index i),
@@ -162,9 +167,9 @@ def viewer_items(ctx, items, offset: int | None = None, total: int | None = None
             entry["src"] = url(ctx, m.video["poster"].src)
             entry["v"] = [[v["mime"], url(ctx, v["src"])] for v in m.video["sources"]]
             entry["tr"] = [[url(ctx, t["src"]), t["srclang"], t["label"]] for t in m.video["tracks"]]
-        if i == 0 and m.prev is not None:
-            entry["pv"] = url(ctx, m.prev.url)
-        if i == last and m.next is not None:
-            entry["nx"] = url(ctx, m.next.url)
+        if i == 0 and prev_page is not None:
+            entry["pv"] = url(ctx, prev_page) + "#lb-last"
+        if i == last and next_page is not None:
+            entry["nx"] = url(ctx, next_page) + "#lb-first"
         out.append(entry)
     return Markup(htmlsafe_json_dumps(out, separators=(",", ":")))

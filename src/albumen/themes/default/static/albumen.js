@@ -185,7 +185,9 @@
     if (i < 0 || i >= items.length) {
       var edge = items[current];
       var away = i < 0 ? edge && edge.pv : edge && edge.nx;
-      if (away) location.href = away;  // the neighbour lives on another album page
+      // the neighbour lives on another page of the album or stream, whose viewer opens on it; this
+      // history entry (the photo's address) is replaced, so Back leads to that page's grid
+      if (away) location.replace(away + (timer ? "-play" : ""));
       return;
     }
     current = i;
@@ -254,7 +256,7 @@
     box.classList.add("is-playing");
     timer = setInterval(function () {
       userStep = false;
-      if (current >= items.length - 1) stopShow(); else show(current + 1, "replace");
+      if (current >= items.length - 1 && !items[current].nx) stopShow(); else show(current + 1, "replace");
       userStep = true;
     }, 4000);
   }
@@ -355,5 +357,11 @@
   on(stage, "click", function (e) { if (e.target === stage) close(false); });
   on(window, "resize", function () { if (!box.hidden) { zoom = { s: 1, x: 0, y: 0 }; layout(); } });
   if (reduced) box.classList.add("reduced-motion");
+  var cont = /^#lb-(first|last)(-play)?$/.exec(location.hash);  // arrived from the viewer of the page before or after
+  if (cont) {
+    history.replaceState(null, "", albumUrl);
+    open(cont[1] === "first" ? 0 : items.length - 1);
+    if (cont[2]) startShow();
+  }
   root.setAttribute("data-albumen", "ready");
 })();
