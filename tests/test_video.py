@@ -105,6 +105,8 @@ def test_video_page_grid_badge_captions_and_stream(tmp_path):
     assert [s["type"] for s in video.select("source")] == ["video/mp4"]
     tile = soup(site / "trip" / "index.html").select_one("li#clip")
     assert tile.select_one(".badge").get_text() == "0:02"
+    card = soup(site / "index.html").select_one(".card-meta")  # the album's card counts both kinds
+    assert [s.get_text() for s in card.select("span")] == ["1 photo", "1 video"]
     stream = soup(site / "stream" / "index.html")
     assert "clip/" in [a["href"].split("/")[-2] + "/" for a in stream.select(".grid a")]
     assert "clip" in (site / "feed.xml").read_text()
@@ -187,6 +189,7 @@ def test_chromium_plays_the_videos(tmp_path, formats):
             page.wait_for_selector(".lb video")
             page.evaluate("() => { const v = document.querySelector('.lb video'); v.muted = true; return v.play(); }")
             page.wait_for_function("() => document.querySelector('.lb video').readyState >= 2", timeout=20000)
+            assert page.locator(".lb-count").inner_text().startswith("Video ")  # as its page says
             assert errors == []
             browser.close()
     finally:

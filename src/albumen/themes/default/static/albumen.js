@@ -174,7 +174,7 @@
     time.textContent = item.dt || "";
     if (item.di) time.setAttribute("datetime", item.di); else time.removeAttribute("datetime");
     $(".lb-camera", box).textContent = item.c || "";
-    counter.textContent = counter.getAttribute("data-format").replace("%(n)s", item.n).replace("%(total)s", item.of);
+    counter.textContent = counter.getAttribute(item.k === "video" ? "data-format-video" : "data-format").replace("%(n)s", item.n).replace("%(total)s", item.of);
     btn("prev").disabled = i === 0 && !item.pv;
     btn("next").disabled = i === items.length - 1 && !item.nx;
     preload(i + 1);
