@@ -773,3 +773,20 @@ def test_no_srcset_lists_two_files_of_one_width(tmp_path):
             assert all(w.endswith("w") and w[:-1].isdigit() for w in widths), tag["srcset"]
             checked += 1
     assert checked > 5
+
+
+def test_a_sidecar_meant_for_a_photo_but_not_used_is_named(tmp_path):
+    """photo.md loses to photo.jpg.md, and Photo.md does not match photo.jpg: both are warnings (they
+    were only counted as ignored files); a README.md beside the photos stays quietly ignored."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_jpeg(src / "a.jpg")
+    make_jpeg(src / "b.jpg")
+    (src / "a.md").write_text("Title: loses\n")
+    (src / "a.jpg.md").write_text("Title: wins\n")
+    (src / "B.md").write_text("Title: wrong case\n")
+    (src / "README.md").write_text("# notes\n")
+    result = build_site(src, out)
+    assert "warning: a.md: not used (a.jpg.md is the sidecar of a.jpg); ignored" in result.output
+    assert "warning: B.md: not used (sidecar names must match the file's name exactly, capitals too" in result.output
+    assert "README.md" not in result.output
+    assert soup(out / "a" / "index.html").select_one("h1").get_text(strip=True) == "wins"

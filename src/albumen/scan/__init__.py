@@ -314,8 +314,28 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
         )
         resolve_media(media, tz)
         gallery.media[src_uri] = media
-    gallery.ignored += len(set(sidecars) - used_sidecars) + len(set(captions) - used_captions)
+    unused = set(sidecars) - used_sidecars
+    gallery.ignored += len(unused) + len(set(captions) - used_captions)
+    _warn_unused_sidecars(unused, used_sidecars, [e.name for e, r in records if r.kind in ("image", "video")], prefix, gallery)
     return album
+
+
+def _warn_unused_sidecars(unused: set[str], used: set[str], media: list[str], prefix: str, gallery: Gallery) -> None:
+    """A sidecar that is not used although it looks meant for a photo: shadowed by name.jpg.md, or
+    named with other capitals (a README.md or notes beside the photos are just ignored)."""
+    by_stem = {os.path.splitext(name)[0].casefold(): name for name in media}
+    by_name = {name.casefold(): name for name in media}
+    for sidecar in sorted(unused):
+        stem = sidecar[:-3].casefold()  # photo.jpg.md or photo.md, whatever the capitals
+        target = by_name.get(stem) or by_stem.get(stem)
+        if target is None:
+            continue
+        winner = next((u for u in used if u in (f"{target}.md", f"{os.path.splitext(target)[0]}.md")), None)
+        if winner and winner != sidecar:
+            why = f"{winner} is the sidecar of {target}"
+        else:
+            why = f"sidecar names must match the file's name exactly, capitals too: {target}.md or {os.path.splitext(target)[0]}.md"
+        gallery.warnings.append(f"{prefix}{sidecar}: not used ({why}); ignored")
 
 
 def _tracks_for(name: str, captions: list[str], prefix: str, used: set[str]) -> tuple[tuple[str, str], ...]:
