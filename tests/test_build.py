@@ -790,3 +790,20 @@ def test_a_sidecar_meant_for_a_photo_but_not_used_is_named(tmp_path):
     assert "warning: B.md: not used (sidecar names must match the file's name exactly, capitals too" in result.output
     assert "README.md" not in result.output
     assert soup(out / "a" / "index.html").select_one("h1").get_text(strip=True) == "wins"
+
+
+def test_building_into_a_folder_of_other_files_names_what_it_replaced(tmp_path):
+    """A page written over a file Albumen had not made is named once (it was replaced silently);
+    files at other paths are left alone, and a later build, or one over its own pages, says nothing."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_jpeg(src / "a.jpg")
+    out.mkdir()
+    (out / "index.html").write_text("<p>my old home page</p>")
+    (out / "CNAME").write_text("photos.example.org\n")
+    result = build_site(src, out)
+    assert f"warning: replaced 1 file in {out} that Albumen had not made: index.html" in result.output
+    assert (out / "CNAME").read_text() == "photos.example.org\n"
+    assert "replaced" not in build_site(src, out).output
+    elsewhere = tmp_path / "cache2"  # a lost cache: the pages there are Albumen's own
+    result = run_cli("build", str(src), "-o", str(out), "-j", "1", env={"ALBUMEN_CACHE_DIR": str(elsewhere)})
+    assert result.exit_code == 0 and "replaced" not in result.output, result.output

@@ -35,7 +35,7 @@ from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_jobs, plan_site
 from .process.specs import ImageJob, Placeholder, VideoJob
 from .render.themes import theme_dirs
-from .report import QuietReporter, Reporter
+from .report import QuietReporter, Reporter, plural
 from .scan import WalkReport, arrange_gallery, scan_source, walk_source
 from .scan.arrange import covers_shown, is_published, published_albums
 from .tokens import albumen_home, current_rotations, load_secret, private_dirs
@@ -72,6 +72,7 @@ class BuildReport:
     pages_rendered: int = 0
     pages_written: int = 0
     stale_removed: int = 0
+    replaced: list[str] = field(default_factory=list)  # pages written over files Albumen had not made
     unchanged: bool = False  # nothing read, made or written: the sources were as the last build left them
     seconds: float = 0.0
 
@@ -300,6 +301,12 @@ def _run(
         cache.set_meta("fingerprint", fingerprint)
     cache.set_meta("building", None)
     report.pages_written = sink.written
+    if report.replaced:  # said once, not with the summary a build with nothing to do repeats
+        shown = ", ".join(report.replaced[:5]) + (f" and {len(report.replaced) - 5} more" if len(report.replaced) > 5 else "")
+        report.warnings.append(
+            f"replaced {plural(len(report.replaced), 'file')} in {output} that Albumen had not made: {shown} "
+            "(build into an empty folder to keep such files apart)"
+        )
     if kept:  # said once, not with the summary a build with nothing to do repeats
         report.notes.append(
             f"kept {len(kept)} file{'s' if len(kept) > 1 else ''} no longer part of the site, changed since"
@@ -370,6 +377,7 @@ class _PageWriter:
             )
         recorded = cache.page_keys(t.dest_uri for t in offered)
         pending = [t for t in offered if self._changed(t, recorded.get(t.dest_uri))]
+        unknown = {t.dest_uri for t in pending if t.dest_uri not in recorded}  # never written by a build here
         cache.mark_current(t.dest_uri for t in offered)
         del offered, recorded
         if not pending:
@@ -377,12 +385,24 @@ class _PageWriter:
         cache.reserve_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
         for task in pending:
             again = self.sink.has(task.dest_uri)
+            if task.dest_uri in unknown and not again and _foreign(self.report.output, task.dest_uri):
+                self.report.replaced.append(task.dest_uri)
             self.sink.write(task.dest_uri, self.renderer.render(task).content, again=again)
             if self.reporter is not None:
                 self.reporter.advance(task.dest_uri)
         cache.stamp_outputs(self.sink.take_stamps())
         cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
         self.report.pages_rendered += len(pending)
+
+
+def _foreign(output: Path, dest_uri: str) -> bool:
+    """Whether a file is there that Albumen did not make (its pages and feeds name it as generator)."""
+    try:
+        with open(os.path.join(output, *dest_uri.split("/")), "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b"Albumen" not in head
 
 
 class _EarlyPages:

@@ -13,13 +13,9 @@ import click
 from . import __version__
 from .config import CONFIG_NAME, load_config
 from .errors import AlbumenError, UsageError
+from .report import plural
 
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130  # usage and config errors carry their own status (2)
-
-
-def plural(n: int, word: str) -> str:
-    """'1 photo', '3 photos'."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 class PlainReporter:

@@ -20,3 +20,8 @@ class QuietReporter:
 
     def note(self, text: str) -> None:
         pass
+
+
+def plural(n: int, word: str) -> str:
+    """'1 photo', '3 photos'."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
