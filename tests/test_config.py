@@ -108,3 +108,21 @@ def test_settings_doc_is_generated_from_the_declarations():
     assert doc.read_text(encoding="utf-8") == settings_markdown(), (
         "docs/SETTINGS.md is stale: python -m albumen.config.docs > docs/SETTINGS.md"
     )
+
+
+def test_the_folders_and_programs_a_config_names_are_checked_together(tmp_path):
+    """A missing theme, a cache folder inside the photos and a wrong ffmpeg: one run names all three
+    (it took a run for each), and nothing is written."""
+    from conftest import make_jpeg, run_cli
+
+    src, out = tmp_path / "photos", tmp_path / "out"
+    make_jpeg(src / "a.jpg")
+    conf = tmp_path / "albumen.toml"
+    conf.write_text(f'theme = "no-such-theme"\ncache_dir = "{src / "cache"}"\n[videos]\nffmpeg = "/nonexistent/ffmpeg"\n')
+    result = run_cli("build", str(src), "-o", str(out), "-c", str(conf))
+    assert result.exit_code == 2
+    assert "3 problems:" in result.stderr
+    assert f"theme folder not found: {tmp_path / 'no-such-theme'}" in result.stderr
+    assert "is inside the photo folder or the output" in result.stderr
+    assert "videos.ffmpeg: /nonexistent/ffmpeg is not an executable file" in result.stderr
+    assert not out.exists() and sorted(p.name for p in src.iterdir()) == ["a.jpg"]

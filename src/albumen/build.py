@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .cache import BuildCache, default_cache_dir
 from .config import LoadedConfig
-from .errors import BuildError, SourceError, UsageError
+from .errors import AlbumenError, BuildError, SourceError, UsageError
 from .fsutil import TMP_PREFIX, OutsideRoot, check_inside, forget_resolved, remove_temp_files
 from .model import Gallery, Skipped
 from .pool import WorkerPool
@@ -144,11 +144,30 @@ def build(
     config = loaded.config
     source, output = check_paths(options.source, options.output)
     theme = loaded.resolve(config.theme)
-    if theme is not None and not (theme / "templates").is_dir() and not (theme / "static").is_dir():
-        raise UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme' setting")
-    cache_dir = cache_location(loaded, source, output)
-    check_home(source, output)
-    ffmpeg = _ffmpeg(loaded)  # a wrong videos.ffmpeg stops here, before anything is written
+    # the folders and programs the config names, checked together: every problem is told at once
+    problems: list[AlbumenError] = []
+
+    def checked(check):
+        try:
+            return check()
+        except AlbumenError as exc:
+            problems.append(exc)
+            return None
+
+    if theme is not None and not theme.is_dir():
+        problems.append(UsageError(f"theme folder not found: {theme}", hint="check the 'theme' setting"))
+    elif theme is not None and not (theme / "templates").is_dir() and not (theme / "static").is_dir():
+        problems.append(UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme' setting"))
+    cache_dir = checked(lambda: cache_location(loaded, source, output))
+    checked(lambda: check_home(source, output))
+    ffmpeg = checked(lambda: _ffmpeg(loaded))  # a wrong videos.ffmpeg stops here, before anything is written
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise UsageError(
+            f"{len(problems)} problems:" + "".join(f"\n  - {p.message}" + (f" ({p.hint})" if p.hint else "") for p in problems),
+            hint="fix these and run again; nothing was built",
+        )
     report = BuildReport(source=source, output=output, cache=cache_dir)
     cache = BuildCache(cache_dir)
     report.warnings.extend(cache.warnings)

@@ -170,10 +170,11 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
         if item_type is int and not value:
             return bad("at least one size")
         if rules.get("kind") == "relpath":
-            for item in value:
-                if _bad_folder(item):
-                    problems.append(f"{key}: {item!r} must be a folder path inside the photo folder, relative to it")
-                    return _INVALID
+            bad_items = [item for item in value if _bad_folder(item)]
+            for item in bad_items:  # every one of them, not one per run
+                problems.append(f"{key}: {item!r} must be a folder path inside the photo folder, relative to it")
+            if bad_items:
+                return _INVALID
             value = [item.replace("\\", "/").strip("/") for item in value]
         value = tuple(value)
     return _INVALID if len(problems) > n_before else value
