@@ -807,3 +807,22 @@ def test_building_into_a_folder_of_other_files_names_what_it_replaced(tmp_path):
     elsewhere = tmp_path / "cache2"  # a lost cache: the pages there are Albumen's own
     result = run_cli("build", str(src), "-o", str(out), "-j", "1", env={"ALBUMEN_CACHE_DIR": str(elsewhere)})
     assert result.exit_code == 0 and "replaced" not in result.output, result.output
+
+
+def test_index_md_keys_that_cannot_be_used_are_warnings(tmp_path):
+    """A thumbnail that names no photo of the album and a sort order that is not one were silently
+    ignored; they are warnings naming the file, and the defaults are used."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    make_jpeg(src / "Trip" / "a.jpg", date=datetime(2020, 1, 1))
+    make_jpeg(src / "Trip" / "b.jpg", date=datetime(2020, 1, 2))
+    (src / "Trip" / "index.md").write_text("Title: Trip\nThumbnail: missing.jpg\nSort: -bo gus\nAlbum_sort: ???\n\n")
+    result = build_site(src, out)
+    assert "Trip/index.md: thumbnail 'missing.jpg' is not a photo or video of this album" in result.output
+    assert "Trip/index.md: 'sort: -bo gus' is not an order" in result.output
+    assert "Trip/index.md: 'album_sort: ???' is not an order" in result.output
+    assert result.output.count("thumbnail 'missing.jpg'") == 1
+    assert grid_slugs(out / "trip" / "index.html") == ["a", "b"]  # the default order (date)
+    (src / "Trip" / "index.md").write_text("Title: Trip\nThumbnail: b.jpg\nSort: -date\n\n")
+    result = build_site(src, out)
+    assert "index.md" not in result.output
+    assert grid_slugs(out / "trip" / "index.html") == ["b", "a"]

@@ -96,7 +96,7 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
     anything: dict[str, int] = {}  # media anywhere below, linked or not: decides pruning
     for uri in reversed(by_depth):  # deepest first
         album = albums[uri]
-        spec = _override(album, "sort", media_sort)
+        spec = _override(album, "sort", media_sort, gallery)
         album.media = [m.src_uri for m in sort_items([gallery.media[m] for m in album.media], spec, _media_sort_key)]
         children = [albums[c] for c in kids[uri] if c in albums]
         anything[uri] = len(album.media) + sum(anything[c.src_uri] for c in children)
@@ -110,7 +110,7 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
         dates = [m.date for m in own if m.date] + [d for k in linked for d in (k.date_start, k.date_end) if d]
         album.date_start = min(dates) if dates else None
         album.date_end = max(dates) if dates else None
-        spec = _override(album, "album_sort", album_sort)
+        spec = _override(album, "album_sort", album_sort, gallery)
         album.children = [a.src_uri for a in sort_items(linked, spec, _album_sort_key)]
         album.hidden = sorted((c.src_uri for c in children if c not in linked), key=natural_key)
         album.cover = _cover(gallery, album)
@@ -133,12 +133,21 @@ def covers_shown(gallery: Gallery, uri: str) -> set[str]:
     return {cover for cover in covers if cover and cover not in album.media}
 
 
-def _override(album: Album, key: str, default: str) -> str:
+def _override(album: Album, key: str, default: str, gallery: Gallery) -> str:
     if album.sidecar:
         value = meta_text(album.sidecar.meta, key)
         if value and re.match(r"^-?[A-Za-z_][A-Za-z0-9_-]*$", value):
             return value
+        if value:
+            _warn(gallery, f"{album.sidecar.src_uri}: '{key}: {value}' is not an order ('date', 'name', 'title' or a "
+                           f"sidecar key, '-' first for descending); '{default}' is used")
     return default
+
+
+def _warn(gallery: Gallery, text: str) -> None:
+    """Once, though the albums are arranged again when a file fails."""
+    if text not in gallery.warnings:
+        gallery.warnings.append(text)
 
 
 def _requested_cover(gallery: Gallery, album: Album) -> str | None:
@@ -159,6 +168,10 @@ def _cover(gallery: Gallery, album: Album) -> str | None:
     wanted = _requested_cover(gallery, album)
     if wanted:
         return wanted
+    named = meta_text(album.sidecar.meta, "thumbnail") if album.sidecar else None
+    if named:
+        _warn(gallery, f"{album.sidecar.src_uri}: thumbnail '{named}' is not a photo or video of this album (a file "
+                       "name relative to it, not behind another private link); the first photo is the cover")
     for uri in album.media:
         if gallery.media[uri].kind == "image":
             return uri
