@@ -94,25 +94,32 @@ def serve(
     theme = loaded.resolve(loaded.config.theme)
     server = SiteServer(str(_prepare_output(options.output)), options.host, options.port, live=options.watch)
 
+    built = False  # whether a build succeeded yet: before, there is no good site to keep serving
+
     def failed(message: str, shown: str) -> None:
         """Keep serving the last good site, with the error shown over its pages and in the log."""
         server.error = message
         server.hub.publish("failed", message)
         echo(shown)
 
+    def keeping() -> str:
+        return "still serving the last good site" if built else "the site is not built yet; fix this and save"
+
     def rebuild(why: str) -> None:
+        nonlocal built
         started = time.perf_counter()
         try:
             report = builder(loaded, build_options())
         except AlbumenError as exc:
-            failed(str(exc), f"rebuild failed ({why}); still serving the last good site:\n{exc}")
+            failed(str(exc), f"rebuild failed ({why}); {keeping()}:\n{exc}")
             return
         except Exception as exc:  # a bug, not the photos: the server keeps serving the last good site
             import traceback
 
             failed(f"{type(exc).__name__}: {exc}",
-                   f"rebuild failed unexpectedly ({why}); still serving the last good site:\n{traceback.format_exc()}")
+                   f"rebuild failed unexpectedly ({why}); {keeping()}:\n{traceback.format_exc()}")
             return
+        built = True
         server.error = None
         server.hub.publish("reload")
         echo(
@@ -170,7 +177,7 @@ def serve(
                     loaded = load_config(options.config_path)
                     theme = loaded.resolve(loaded.config.theme)
                 except AlbumenError as exc:
-                    failed(str(exc), f"config not reloaded; still serving the last good site:\n{exc}")
+                    failed(str(exc), f"config not reloaded; {keeping()}:\n{exc}")
                     continue
             rebuild(decision.summary())
     except KeyboardInterrupt:
