@@ -271,7 +271,10 @@ def test_other_host_names_are_refused_on_loopback(static_server):
     assert raw_get(port, "/", {"Host": f"localhost:{port}"})[0] == 200
 
 
-def test_an_unexpected_error_in_a_rebuild_keeps_the_server_and_the_last_good_site(tmp_path):
+@pytest.mark.parametrize("failing", [2, 1])
+def test_an_unexpected_error_in_a_build_keeps_the_server_and_the_last_good_site(tmp_path, failing):
+    """failing: which build raises, a rebuild (2: the last good site stays, the error shown over it)
+    or the first (1: no site yet, and the log does not claim one); the next change recovers."""
     src = tmp_path / "photos"
     make_jpeg(src / "Trip" / "a.jpg", size=(640, 480), date="2024:01:01 10:00:00")
     site = tmp_path / "site"
@@ -280,7 +283,7 @@ def test_an_unexpected_error_in_a_rebuild_keeps_the_server_and_the_last_good_sit
 
     def flaky_build(loaded, options):
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == failing:
             raise RuntimeError("a bug somewhere")
         return build(loaded, options)
 
@@ -291,12 +294,16 @@ def test_an_unexpected_error_in_a_rebuild_keeps_the_server_and_the_last_good_sit
     try:
         assert options.ready.wait(60), log
         url = next(line.split(" at ")[1].split()[0] for line in log if line.startswith("serving"))
-        make_jpeg(src / "Trip" / "b.jpg", size=(640, 480), date="2024:01:02 10:00:00")
-        assert wait_for(lambda: any("rebuild failed unexpectedly" in line for line in log)), log
-        assert any("still serving the last good site" in line for line in log), log
-        assert thread.is_alive()
-        status, body, _ = fetch(url + "trip/")
-        assert status == 200 and b"a bug somewhere" in body  # the last good site, the error shown over it
+        if failing == 1:
+            failure = next(line for line in log if "rebuild failed" in line)
+            assert "the site is not built yet" in failure and "last good site" not in failure
+        else:
+            make_jpeg(src / "Trip" / "b.jpg", size=(640, 480), date="2024:01:02 10:00:00")
+            assert wait_for(lambda: any("rebuild failed unexpectedly" in line for line in log)), log
+            assert any("still serving the last good site" in line for line in log), log
+            assert thread.is_alive()
+            status, body, _ = fetch(url + "trip/")
+            assert status == 200 and b"a bug somewhere" in body  # the last good site, the error shown over it
         make_jpeg(src / "Trip" / "c.jpg", size=(640, 480), date="2024:01:03 10:00:00")
         assert wait_for(lambda: (site / "trip" / "c" / "index.html").exists() and b"a bug" not in fetch(url + "trip/")[1]), log
     finally:
@@ -313,30 +320,3 @@ def test_a_missing_address_gets_the_site_404_page_with_status_404(static_server)
         assert status == 404 and b"Page not found" in body, path
         assert headers["Content-Type"].startswith("text/html")
     assert raw_get(port, "/sub/")[0] == 200
-
-
-def test_a_first_build_that_fails_does_not_claim_a_last_good_site(tmp_path):
-    src, site = tmp_path / "p", tmp_path / "site"
-    make_jpeg(src / "a.jpg")
-    log: list[str] = []
-    calls = []
-
-    def failing_first(loaded, options):
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError("first build broke")
-        return build(loaded, options)
-
-    options = ServeOptions(source=src, output=site, config_path=None, port=0, jobs=1, debounce_ms=200,
-                           settle_seconds=0.3)
-    thread = threading.Thread(target=serve, args=(options, failing_first, log.append), daemon=True)
-    thread.start()
-    try:
-        assert options.ready.wait(60), log
-        failure = next(line for line in log if "rebuild failed" in line)
-        assert "the site is not built yet" in failure and "last good site" not in failure
-        make_jpeg(src / "b.jpg")
-        assert wait_for(lambda: (site / "b" / "index.html").exists()), log
-    finally:
-        options.stop.set()
-        thread.join(30)
