@@ -800,12 +800,14 @@ def test_building_into_a_folder_of_other_files_names_what_it_replaced(tmp_path):
     out.mkdir()
     (out / "index.html").write_text("<p>my old home page</p>")
     (out / "CNAME").write_text("photos.example.org\n")
-    result = build_site(src, out)
+    conf = write_config(tmp_path, 'url = "https://photos.example.org/"\n')  # sitemap.xml and robots.txt too
+    result = build_site(src, out, "-c", str(conf))
     assert f"warning: replaced 1 file in {out} that Albumen had not made: index.html" in result.output
     assert (out / "CNAME").read_text() == "photos.example.org\n"
-    assert "replaced" not in build_site(src, out).output
-    elsewhere = tmp_path / "cache2"  # a lost cache: the pages there are Albumen's own
-    result = run_cli("build", str(src), "-o", str(out), "-j", "1", env={"ALBUMEN_CACHE_DIR": str(elsewhere)})
+    assert "replaced" not in build_site(src, out, "-c", str(conf)).output
+    elsewhere = tmp_path / "cache2"  # a lost cache: the pages, feeds and sitemap there are Albumen's own
+    assert (out / "sitemap.xml").is_file() and (out / "robots.txt").is_file()
+    result = run_cli("build", str(src), "-o", str(out), "-c", str(conf), "-j", "1", env={"ALBUMEN_CACHE_DIR": str(elsewhere)})
     assert result.exit_code == 0 and "replaced" not in result.output, result.output
 
 

@@ -256,6 +256,7 @@ def test_a_rotation_reaches_other_machines_through_the_config(tree, tmp_path, mo
     assert "recorded on this machine only" in result.stdout
     line = next(ln for ln in result.stdout.splitlines() if ln.startswith("private_rotations = "))
     assert line == 'private_rotations = { "Family Vault Ppp" = 1 }'
+    assert "above its first [section]" in result.stdout
     build_site(tree, laptop, "-c", str(conf))
     rotated = {p.name for p in private_roots(laptop)}
     assert len(old - rotated) == 1 and len(rotated - old) == 1  # that album's link only
@@ -276,3 +277,32 @@ def test_a_rotation_reaches_other_machines_through_the_config(tree, tmp_path, mo
     assert result.exit_code == 2
     assert "private_rotations: '../out' must be a folder path inside the photo folder" in result.stderr
     assert "private_rotations.Family Vault Ppp: expected a count of rotations" in result.stderr
+
+
+def test_the_rotation_line_is_valid_toml_for_any_album_name_and_unknown_entries_are_warned(tmp_path, monkeypatch):
+    """The printed line reads back as TOML whatever the album's name (an emoji came out as JSON
+    surrogate escapes that TOML refuses), names only this gallery's albums, and a private_rotations
+    entry that names no private album is a warning (--strict fails): it rotates nothing."""
+    import tomllib
+
+    src = tmp_path / "photos"
+    for album in ("Fam 🏖 \"quotes\"", "Été"):
+        make_jpeg(src / album / "a.jpg")
+        (src / album / "index.md").write_text("private: true\n")
+    monkeypatch.setenv("ALBUMEN_SECRET", "correct horse battery staple 0123456789")
+    monkeypatch.setenv("ALBUMEN_HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "rotations.json").write_text('{"Another gallery": 3}')
+    conf = write_config(tmp_path, "")
+    result = run_cli("links", str(src), "-o", str(tmp_path / "site"), "-c", str(conf), "--rotate", 'Fam 🏖 "quotes"')
+    assert result.exit_code == 0, result.output
+    line = next(ln for ln in result.stdout.splitlines() if ln.startswith("private_rotations = "))
+    assert tomllib.loads(line) == {"private_rotations": {'Fam 🏖 "quotes"': 1}}
+    conf.write_text(line + "\n")
+    build_site(src, tmp_path / "site", "-c", str(conf))
+    conf.write_text('private_rotations = { "été" = 1, "Nowhere" = 2 }\n')
+    result = build_site(src, tmp_path / "site", "-c", str(conf), "--strict", expect=1)
+    assert "private_rotations: 'été' is not a private album, so it rotates no link (did you mean 'Été'?)" in result.output
+    assert "private_rotations: 'Nowhere' is not a private album" in result.output
+    result = run_cli("links", str(src), "-o", str(tmp_path / "site"), "-c", str(conf))
+    assert "private_rotations: 'Nowhere' is not a private album" in result.stderr

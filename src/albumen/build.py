@@ -73,6 +73,7 @@ class BuildReport:
     pages_written: int = 0
     stale_removed: int = 0
     replaced: list[str] = field(default_factory=list)  # pages written over files Albumen had not made
+    output_was_ours: bool = False  # the output held Albumen's static files when the build started
     unchanged: bool = False  # nothing read, made or written: the sources were as the last build left them
     seconds: float = 0.0
 
@@ -168,7 +169,7 @@ def build(
             f"{len(problems)} problems:" + "".join(f"\n  - {p.message}" + (f" ({p.hint})" if p.hint else "") for p in problems),
             hint="fix these and run again; nothing was built",
         )
-    report = BuildReport(source=source, output=output, cache=cache_dir)
+    report = BuildReport(source=source, output=output, cache=cache_dir, output_was_ours=_albumen_was_here(output))
     cache = BuildCache(cache_dir)
     report.warnings.extend(cache.warnings)
     try:
@@ -404,7 +405,8 @@ class _PageWriter:
         cache.reserve_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
         for task in pending:
             again = self.sink.has(task.dest_uri)
-            if task.dest_uri in unknown and not again and _foreign(self.report.output, task.dest_uri):
+            if (task.dest_uri in unknown and not again and not self.report.output_was_ours
+                    and _foreign(self.report.output, task.dest_uri)):
                 self.report.replaced.append(task.dest_uri)
             self.sink.write(task.dest_uri, self.renderer.render(task).content, again=again)
             if self.reporter is not None:
@@ -412,6 +414,12 @@ class _PageWriter:
         cache.stamp_outputs(self.sink.take_stamps())
         cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
         self.report.pages_rendered += len(pending)
+
+
+def _albumen_was_here(output: Path) -> bool:
+    """Whether an earlier build wrote this output (its theme's albumen.css or albumen.js are there):
+    then files its cache has no record of (the cache was lost) are its own, not someone else's."""
+    return any((output / "static" / name).is_file() for name in ("albumen.css", "albumen.js"))
 
 
 def _foreign(output: Path, dest_uri: str) -> bool:
@@ -540,6 +548,8 @@ def _renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config, theme
 def private_links(gallery: Gallery, config, report: BuildReport | None = None) -> dict[str, str]:
     """Folder (p/<token>) of every album that has its own private link; the secret is made on first use."""
     marked = sorted(uri for uri, album in gallery.albums.items() if uri and album.marked_private)
+    if report is not None:
+        report.warnings.extend(rotation_warnings(marked, config))
     if not marked:
         return {}
     secret = load_secret()
@@ -549,6 +559,25 @@ def private_links(gallery: Gallery, config, report: BuildReport | None = None) -
             "(or set ALBUMEN_SECRET)"
         )
     return private_dirs(marked, secret.key, current_rotations(config.private_rotations))
+
+
+def rotation_warnings(marked: list[str], config) -> list[str]:
+    """A private_rotations entry that names no private album rotates nothing: the link it was meant
+    to revoke stays published, so it is a warning (--strict fails), with the album meant when it
+    differs only in capitals or Unicode form."""
+    import unicodedata
+
+    def loose(uri: str) -> str:
+        return unicodedata.normalize("NFC", uri).casefold()
+
+    out = []
+    for uri, _count in config.private_rotations:
+        if uri in marked:
+            continue
+        near = next((m for m in marked if loose(m) == loose(uri)), None)
+        hint = f"did you mean {near!r}?" if near else "album paths are relative to the photo folder, as 'albumen links' lists them"
+        out.append(f"private_rotations: {uri!r} is not a private album, so it rotates no link ({hint})")
+    return out
 
 
 def _warn_public_leftovers(gallery: Gallery, config, output: Path, cache: BuildCache, report: BuildReport) -> None:

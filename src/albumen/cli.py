@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
@@ -374,7 +373,7 @@ def links(source, output, config_path, rotate) -> None:
       albumen links ~/Pictures
       albumen links ~/Pictures --rotate "Holidays/Family"
     """
-    from .build import cache_location, check_home, check_paths, private_links
+    from .build import cache_location, check_home, check_paths, private_links, rotation_warnings
     from .cache import BuildCache
     from .render.env import absolute_url
     from .scan import scan_source
@@ -403,6 +402,9 @@ def links(source, output, config_path, rotate) -> None:
             load_secret()
             rotations = rotate_link(wanted, config.private_rotations)
         dirs = private_links(gallery, config)
+        marked = sorted(uri for uri, album in gallery.albums.items() if uri and album.marked_private)
+        for warning in rotation_warnings(marked, config):
+            click.echo(f"warning: {warning}", err=True)
     except AlbumenError as exc:
         fail(exc)
         return
@@ -419,13 +421,28 @@ def links(source, output, config_path, rotate) -> None:
         click.echo(f"{uri}: {link}{state}{marker}")
     if rotate is not None:
         click.echo(f"build again to publish the new link; the old {PRIVATE_DIR}/… folder is then removed")
-        table = ", ".join(f"{json.dumps(uri)} = {count}" for uri, count in sorted(rotations.items()) if count)
-        where = loaded.path or (src.parent / CONFIG_NAME)
+        # this gallery's private albums only (the local record is shared by every gallery of this machine)
+        table = ", ".join(f"{_toml_string(uri)} = {rotations[uri]}" for uri in sorted(dirs) if rotations.get(uri))
+        where = loaded.path or f"{CONFIG_NAME} in the folder you build from (or the file you give with -c)"
         click.echo(
             f"the rotation is recorded on this machine only ({rotations_path()}); for every machine that builds "
-            f"the site (CI with ALBUMEN_SECRET too) to publish the new link, put this in {where}:\n"
-            f"private_rotations = {{ {table} }}"
+            f"the site (CI with ALBUMEN_SECRET too) to publish the new link, put this line in {where}, "
+            f"above its first [section]:\nprivate_rotations = {{ {table} }}"
         )
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped, the rest as is."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
 
 
 @main.command()
