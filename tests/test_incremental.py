@@ -217,6 +217,8 @@ def test_force_and_force_album(gallery, tmp_path):
     assert "--force-album 'b' matches no album: nothing was redone for it (did you mean 'B'?" in result.output
     assert "--force-album 'Nope*' matches no album" in result.output
     assert changed(images(before), images(snapshot(site))) == set()
+    result = build_site(gallery, site, "--force-album", "B/", "-v")  # a trailing slash names the album too
+    assert "matches no album" not in result.output and "made 12 derivatives of 4 images" in result.stdout
     build_site(gallery, site, "--force-album", "Nope*", "--strict", expect=1)
     result = build_site(gallery, site, "--force", "-v")
     assert "made 24 derivatives of 8 images" in result.stdout

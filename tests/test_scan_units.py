@@ -64,6 +64,11 @@ def test_sidecar_dates():
     assert parse_date_value("2024-07-01 10:30") == datetime(2024, 7, 1, 10, 30)
     assert parse_date_value("2024-07-01T10:30:00Z").utcoffset() == timedelta(0)
     assert parse_date_value("not a date") is None
+    # YAML's other timestamp spellings keep their zone and fraction (front matter keeps dates as text)
+    spaced = parse_date_value("2001-12-14 21:59:43.10 -5")
+    assert spaced == datetime(2001, 12, 14, 21, 59, 43, 100000, tzinfo=timezone(timedelta(hours=-5)))
+    assert parse_date_value(2024) == datetime(2024, 1, 1) == parse_date_value("2024")  # `date: 2024` is an int
+    assert parse_date_value("2024-02-30 10:00:00 +1") is None and parse_date_value(True) is None
 
 
 def test_sigal_style_header():
@@ -173,3 +178,15 @@ def test_one_instant_in_two_time_zones_stays_two_local_times(tmp_path):
     assert a.embedded.date == b.embedded.date  # one instant
     assert (a.embedded.date.hour, b.embedded.date.hour) == (12, 10)
     assert a.embedded.camera is b.embedded.camera  # the camera is still shared
+
+
+def test_a_sidecar_cut_at_1_mib_inside_a_character_is_still_utf8(tmp_path):
+    from albumen.scan.sidecar import read_sidecar
+
+    head = "Title: Café\n\n"
+    body = "x" * (1024 * 1024 - len(head.encode()) - 1) + "é" * 10  # the limit falls inside the first é
+    path = tmp_path / "a.md"
+    path.write_text(head + body, encoding="utf-8")
+    sidecar, notes = read_sidecar(str(path), "a.md")
+    assert sidecar.meta["title"] == "Café"
+    assert not any("UTF-8" in n for n in notes) and any("larger than 1 MiB" in n for n in notes)

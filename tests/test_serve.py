@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import threading
 import time
 import urllib.request
@@ -320,3 +321,29 @@ def test_a_missing_address_gets_the_site_404_page_with_status_404(static_server)
         assert status == 404 and b"Page not found" in body, path
         assert headers["Content-Type"].startswith("text/html")
     assert raw_get(port, "/sub/")[0] == 200
+
+
+def test_the_site_is_also_served_at_the_path_of_its_url(tmp_path):
+    """With url = "https://x.org/my gallery/", the 404 page links from /my%20gallery/: albumen serve
+    answers there too, so that page works in the dev server as it will on the real one."""
+    src, site = tmp_path / "photos", tmp_path / "site"
+    make_jpeg(src / "Trip" / "a.jpg", size=(640, 480))
+    conf = tmp_path / "albumen.toml"
+    conf.write_text('url = "https://x.org/my gallery/"\n')
+    log: list[str] = []
+    options = ServeOptions(source=src, output=site, config_path=conf, port=0, jobs=1, watch=False)
+    thread = threading.Thread(target=serve, args=(options, build, log.append), daemon=True)
+    thread.start()
+    try:
+        assert options.ready.wait(60), log
+        url = next(line.split(" at ")[1].split()[0] for line in log if line.startswith("serving"))
+        status, body, _ = fetch(url + "nowhere/")
+        assert status == 404
+        css = next(ref for ref in re.findall(rb'href="([^"]+)"', body) if b"albumen.css" in ref).decode()
+        assert css.startswith("/my%20gallery/static/albumen.css")
+        assert fetch(url.rstrip("/") + css)[0] == 200
+        assert fetch(url + "my%20gallery/trip/")[0] == 200 and fetch(url + "trip/")[0] == 200
+        assert fetch(url + "my%20gallery/../../etc/passwd")[0] in (400, 403, 404)
+    finally:
+        options.stop.set()
+        thread.join(20)

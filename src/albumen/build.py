@@ -647,9 +647,10 @@ def _restore_summary(text: str | None, report: BuildReport) -> bool:
 def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: BuildReport) -> None:
     """A --force-album pattern that matches no album is a mistake worth naming (it redoes nothing)."""
     for pattern in options.force_albums:
-        if any(fnmatch.fnmatchcase(uri, pattern) for uri in gallery.albums):
+        glob = pattern.replace("\\", "/").strip("/")  # 'Trip/' is the album Trip, as for 'links --rotate'
+        if any(fnmatch.fnmatchcase(uri, glob) for uri in gallery.albums):
             continue
-        near = [uri for uri in gallery.albums if uri and fnmatch.fnmatch(uri.lower(), pattern.lower().strip("/"))]
+        near = [uri for uri in gallery.albums if uri and fnmatch.fnmatchcase(uri.casefold(), glob.casefold())]
         hint = f" (did you mean {near[0]!r}? album paths are case-sensitive)" if near else (
             " (give an album's folder path relative to the photo folder, e.g. 'Trips/2024*')")
         report.warnings.append(f"--force-album {pattern!r} matches no album: nothing was redone for it{hint}")
@@ -657,7 +658,7 @@ def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: Build
 
 def _album_forced(album_uri: str, options: BuildOptions) -> bool:
     """--force-album GLOB matches album paths relative to the source ('' is the top album)."""
-    return any(fnmatch.fnmatchcase(album_uri, g) for g in options.force_albums)
+    return any(fnmatch.fnmatchcase(album_uri, g.replace("\\", "/").strip("/")) for g in options.force_albums)
 
 
 class _Relocator:

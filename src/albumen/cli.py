@@ -252,7 +252,8 @@ def _print_report(report, verbosity: int) -> None:
     for skipped in report.skipped:
         click.echo(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
     if report.ignored and verbosity >= 1:
-        click.echo(f"ignored {plural(report.ignored, 'file')} that {'is' if report.ignored == 1 else 'are'} not photos or videos")
+        what = "a photo or video" if report.ignored == 1 else "photos or videos"
+        click.echo(f"ignored {plural(report.ignored, 'file')} that {'is' if report.ignored == 1 else 'are'} not {what}")
     if verbosity >= 1 and report.unchanged:
         click.echo("nothing changed since the last build")
     if verbosity >= 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import jinja2
 from jinja2 import (
@@ -55,6 +55,13 @@ def relative_url(from_dir: str, target: str, links: str = "directory") -> str:
     if qmark:
         out += "?" + quote(query, safe="=&")
     return out + (hash_ + quote(fragment, safe="-_.") if hash_ else "")
+
+
+def site_path(base_url: str) -> str:
+    """The path of the site on its server, percent-encoded, with a final '/': '/' without a url."""
+    path = (urlsplit(base_url).path or "/") if base_url else "/"
+    path = quote(unquote(path), safe="/._-~")
+    return path if path.endswith("/") else path + "/"
 
 
 def rooted_url(site_path: str, target: str, links: str = "directory") -> str:
@@ -109,14 +116,13 @@ def make_environment(
     gettext, ngettext = gettext_for(language)
     env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
 
-    site_path = (urlsplit(base_url).path or "/") if base_url else "/"
-    site_path += "" if site_path.endswith("/") else "/"
+    root = site_path(base_url)
 
     @pass_context
     def url(ctx, target: str) -> str:
         page = ctx["page"]
         if page.kind == "404":  # served at whatever address was missing: links from the site's root
-            return rooted_url(site_path, target, links)
+            return rooted_url(root, target, links)
         return relative_url(page.dir, target, links)
 
     env.filters["url"] = url

@@ -99,6 +99,8 @@ def parse_date_value(value) -> datetime | None:
         return value
     if isinstance(value, date):
         return datetime.combine(value, time(0, 0))
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 9999:
+        return datetime(value, 1, 1)  # a year alone, as YAML reads `date: 2024`
     if not isinstance(value, str):
         return None
     text = value.strip()
@@ -111,6 +113,8 @@ def parse_date_value(value) -> datetime | None:
             return datetime.fromisoformat(candidate)
         except ValueError:
             pass
+    if _YAML_TIMESTAMP.match(text):  # before the EXIF reading, which would stop at the seconds
+        return _yaml_timestamp(text)
     exif = parse_exif_datetime(text)
     if exif:
         return exif
@@ -120,6 +124,20 @@ def parse_date_value(value) -> datetime | None:
         except ValueError:
             pass
     return None
+
+
+_YAML_TIMESTAMP = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}([Tt]|[ \t]+)\d{1,2}:\d{2}:\d{2}(\.\d*)?[ \t]*(Z|[-+]\d{1,2}(:?\d{2})?)?$")
+
+
+def _yaml_timestamp(text: str) -> datetime | None:
+    """The other spellings YAML's timestamps allow ('2001-12-14 21:59:43.10 -5'), as yaml reads them."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError):
+        return None
+    return value if isinstance(value, datetime) else None
 
 
 def date_from_filename(name: str) -> datetime | None:

@@ -51,7 +51,11 @@ def read_sidecar(abs_path: str, src_uri: str) -> tuple[Sidecar, list[str]]:
         raw = raw[:_MAX_SIDECAR_BYTES]
     try:
         decoded = raw.decode("utf-8")
-    except UnicodeDecodeError:  # most likely saved by an older Windows editor: read as Windows-1252
+    except UnicodeDecodeError as exc:
+        decoded = None
+        if len(raw) == _MAX_SIDECAR_BYTES and exc.start >= len(raw) - 3:  # the cut split a character
+            decoded = raw[: exc.start].decode("utf-8", errors="replace")
+    if decoded is None:  # most likely saved by an older Windows editor: read as Windows-1252
         decoded = raw.decode("cp1252", errors="replace")
         notes.append(f"{src_uri}: not UTF-8 text; read as Windows-1252 (save it as UTF-8 to be sure)")
     text = clean_text(decoded.lstrip("\ufeff").replace("\r\n", "\n"))

@@ -88,11 +88,13 @@ def serve(
         return BuildOptions(source=options.source, output=options.output, jobs=options.jobs)
 
     from ..build import check_paths
+    from ..render.env import site_path
 
     loaded: LoadedConfig = load_config(options.config_path)
     check_paths(options.source, options.output)  # usage errors stop here, before anything is served
     theme = loaded.resolve(loaded.config.theme)
     server = SiteServer(str(_prepare_output(options.output)), options.host, options.port, live=options.watch)
+    server.base_path = site_path(loaded.config.url)
 
     built = False  # whether a build succeeded yet: before, there is no good site to keep serving
 
@@ -103,7 +105,11 @@ def serve(
         echo(shown)
 
     def keeping() -> str:
-        return "still serving the last good site" if built else "the site is not built yet; fix this and save"
+        if built:
+            return "still serving the last good site"
+        if (Path(options.output) / "index.html").is_file():
+            return "serving what the output folder held before, not this build"
+        return "the site is not built yet" + ("; fix this and save" if options.watch else "")
 
     def rebuild(why: str) -> None:
         nonlocal built
@@ -176,6 +182,7 @@ def serve(
                 try:
                     loaded = load_config(options.config_path)
                     theme = loaded.resolve(loaded.config.theme)
+                    server.base_path = site_path(loaded.config.url)
                 except AlbumenError as exc:
                     failed(str(exc), f"config not reloaded; {keeping()}:\n{exc}")
                     continue

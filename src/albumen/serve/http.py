@@ -83,6 +83,9 @@ class SiteServer:
         self.hub = EventHub()
         self.error: str | None = None
         self.live = live
+        # where the site lives on its real server ('/gallery/' for url = "https://x.org/gallery/"): the
+        # site is served there too, as the 404 page links from there (see render.env.rooted_url)
+        self.base_path = "/"
         server = self
 
         class Handler(SiteHandler):
@@ -131,6 +134,9 @@ class SiteHandler(BaseHTTPRequestHandler):
         raw_path = urlsplit(self.path).path
         if raw_path == EVENTS_PATH and self.site.live:
             return self._events()
+        base = self.site.base_path
+        if base != "/" and (raw_path + "/").startswith(base):
+            raw_path = "/" + raw_path[len(base):]
         path = unquote(raw_path)
         if "\x00" in path or "\\" in path or not path.startswith("/"):
             return self._fail(HTTPStatus.BAD_REQUEST)
