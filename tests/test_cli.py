@@ -47,6 +47,12 @@ def test_demo_builds_cleanly(tmp_path):
     assert result.exit_code == 0, result.output
     assert "skipped" not in result.stderr
     assert "built 7 albums, 24 photos, 0 videos, 0 skipped" in result.stdout
+    # -vv lists every page rendered, those written while images were still being made too
+    result = run_cli("build", str(demo), "-o", str(tmp_path / "site2"), "-vv")
+    listed = [ln.strip() for ln in result.stdout.splitlines() if ln.strip().endswith(".html")]
+    summary = int(result.stdout.split("; rendered ")[1].split()[0])
+    assert len(listed) == len(set(listed)) == summary > 20, result.stdout
+    assert f"rendered {summary} pages\n" in result.stdout
 
 
 def test_broken_template_fails_the_build(tmp_path):

@@ -283,7 +283,7 @@ def _run(
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
     cache.reserve_outputs(statics, current=True)  # copied at the end (stamped then)
     reporter.phase("Writing pages")
-    writer.reporter = reporter
+    writer.attach(reporter)
     for task in renderer.tasks(listed):  # album by album: views never all in memory at once
         writer.offer(task)
     writer.flush()
@@ -356,8 +356,16 @@ class _PageWriter:
         self.report = report
         self.leads_out = _LinksOut(report.output)  # a page behind such a link is written, so the sink refuses it
         self.reporter: Reporter | None = None  # pages count on the progress display once images are done
+        self.early: list[str] = []  # pages written before that (see _EarlyPages), counted then
         self.offered: list = []
         self.held = 0  # media views held by the offered pages alone
+
+    def attach(self, reporter: Reporter) -> None:
+        """Pages are shown from now on, those written early first: -v lists every page rendered."""
+        self.reporter = reporter
+        for dest_uri in self.early:
+            reporter.advance(dest_uri)
+        self.early = []
 
     def offer(self, task) -> None:
         self.offered.append(task)
@@ -411,6 +419,8 @@ class _PageWriter:
             self.sink.write(task.dest_uri, self.renderer.render(task).content, again=again)
             if self.reporter is not None:
                 self.reporter.advance(task.dest_uri)
+            else:
+                self.early.append(task.dest_uri)
         cache.stamp_outputs(self.sink.take_stamps())
         cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
         self.report.pages_rendered += len(pending)
