@@ -320,3 +320,41 @@ def test_every_orientation_matches_pillow(tmp_path, orientation):
     expected = ImageOps.exif_transpose(Image.open(path)).convert("RGB")
     assert produced.size == expected.size
     assert max(ImageStat.Stat(ImageChops.difference(produced, expected)).mean) < 8
+
+
+def _raw_exif_text(path: Path, tag: int, ifd: int | None = None) -> bytes:
+    """A text tag's stored bytes (Pillow hands them back decoded as Latin-1)."""
+    with Image.open(path) as im:
+        exif = im.getexif()
+        value = (exif.get_ifd(ifd) if ifd else exif).get(tag)
+    return value.encode("latin-1") if isinstance(value, str) else value
+
+
+def test_utf8_exif_text_reads_and_publishes_intact(tmp_path):
+    """Cameras and editors write EXIF text as UTF-8: 'Café in Zürich' was shown as 'CafÃ© in ZÃ¼rich',
+    and a '©' in Copyright became '?' in every published image and '??' in download originals."""
+    from conftest import make_exif
+
+    src, site = tmp_path / "p", tmp_path / "site"
+    exif = make_exif(date="2024:01:01 10:00:00")
+    exif[0x010E] = "Café in Zürich".encode()
+    exif[0x013B] = "Zoë Müller".encode()
+    exif[0x8298] = "© 2024 Zoë Müller".encode()
+    make_jpeg(src / "a.jpg", size=(900, 600), exif=exif)
+    latin = make_exif(date="2024:01:02 10:00:00")
+    latin[0x010E] = "Plain Latin-1 café".encode("latin-1")  # not UTF-8 (older software): read as Latin-1
+    make_jpeg(src / "b.jpg", size=(900, 600), exif=latin)
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    page = soup(site / "a" / "index.html")
+    text = page.get_text(" ")
+    assert "Café in Zürich" in text and "Zoë Müller" in text and "Ã" not in text
+    assert page.select_one("img")["alt"] == "Café in Zürich"
+    assert "Plain Latin-1 café" in soup(site / "b" / "index.html").get_text(" ")
+    published = [p for p in (site / "a").glob("*.jpg") if ".original." not in p.name]
+    assert published
+    for image in published:
+        assert _raw_exif_text(image, 0x8298).rstrip(b"\0") == "© 2024 Zoë Müller".encode()
+        assert _raw_exif_text(image, 0x013B).rstrip(b"\0") == "Zoë Müller".encode()
+    original = site / "a" / soup(site / "a" / "index.html").select_one("a.download")["href"]
+    assert _raw_exif_text(original, 0x8298).rstrip(b"\0") == "© 2024 Zoë Müller".encode()
+    assert _raw_exif_text(original, 0x010E).rstrip(b"\0") == "Café in Zürich".encode()

@@ -291,11 +291,11 @@ def _credit_exif(job: ImageJob) -> bytes:
     """An EXIF block with only the photo's Artist and Copyright (what published images keep)."""
     from PIL import Image
 
-    exif = Image.Exif()
+    exif = Image.Exif()  # as UTF-8, as cameras and editors write it (Pillow would turn a © into a ?)
     if job.artist:
-        exif[0x013B] = job.artist
+        exif[0x013B] = job.artist.encode("utf-8")
     if job.copyright:
-        exif[0x8298] = job.copyright
+        exif[0x8298] = job.copyright.encode("utf-8")
     return exif.tobytes()
 
 

@@ -214,6 +214,7 @@ def strip_jpeg_location(data: bytes) -> bytes:
                 exif.get_ifd(0x8825)  # make sure the IFD is parsed, then drop it
                 if 0x8825 in exif:
                     del exif[0x8825]
+                _text_as_stored(exif)
                 new = b"Exif\x00\x00" + exif.tobytes()
                 if len(new) + 2 <= 0xFFFF:
                     segment = b"\xff\xe1" + (len(new) + 2).to_bytes(2, "big") + new
@@ -228,6 +229,19 @@ def strip_jpeg_location(data: bytes) -> bytes:
         i += 2 + length
     out += data[i:]
     return bytes(out)
+
+
+def _text_as_stored(exif) -> None:
+    """Text tags back to the bytes they were stored as: Pillow reads them as Latin-1 and would write
+    them as ASCII, every other character a '?' (a UTF-8 '©' in Copyright became '??')."""
+    ifds = [exif] + [exif.get_ifd(tag) for tag in (0x8769, 0xA005) if tag in exif]
+    for ifd in ifds:
+        for tag, value in list(ifd.items()):
+            if isinstance(value, str) and not value.isascii():
+                try:
+                    ifd[tag] = value.encode("latin-1")
+                except UnicodeEncodeError:
+                    pass
 
 
 _PHOTOSHOP = b"Photoshop 3.0\x00"

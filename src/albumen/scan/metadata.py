@@ -181,6 +181,11 @@ def _text(value) -> str | None:
                 continue
     if not isinstance(value, str):
         return None
+    if not value.isascii():  # Pillow reads EXIF text as Latin-1; cameras and editors write UTF-8
+        try:
+            value = value.encode("latin-1").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            pass  # really Latin-1 text, or already decoded (XMP, IPTC)
     value = clean_text(value).strip()
     return value or None
 
