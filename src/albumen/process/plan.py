@@ -370,7 +370,10 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
     images = config.images
     keep = images.keep_metadata
     artist, copyright_ = _credits(media, config)
-    job_text = repr((info.orientation, info.colour, keep, artist, copyright_))
+    credits = (artist, copyright_)
+    if not all(c is None or c.isascii() for c in credits):
+        credits += ("utf-8",)  # written as UTF-8 since: such images made before (a '?' for each letter) are made again
+    job_text = repr((info.orientation, info.colour, keep, *credits))
     animated = info.frames > 1
     spec = _namer(media, job_text, images.progressive)
 
