@@ -358,3 +358,38 @@ def test_utf8_exif_text_reads_and_publishes_intact(tmp_path):
     original = site / "a" / soup(site / "a" / "index.html").select_one("a.download")["href"]
     assert _raw_exif_text(original, 0x8298).rstrip(b"\0") == "© 2024 Zoë Müller".encode()
     assert _raw_exif_text(original, 0x010E).rstrip(b"\0") == "Café in Zürich".encode()
+
+
+def test_camera_values_are_shown_as_cameras_show_them_and_impossible_ones_left_out(tmp_path):
+    """0.4 s showed as '1/2 s' and 10/13 s as '1/1 s'; a corrupt ExposureTime (4294967295 s) and
+    FNumber (0.64) were shown as they were (the APEX values beside them are used instead); ISO
+    65535 hides a higher ISOSpeed; a date in 2099 sorted first in the stream."""
+    from PIL.TiffImagePlugin import IFDRational as Fraction
+
+    from conftest import make_exif
+
+    src, site = tmp_path / "p", tmp_path / "site"
+    cases = {
+        "a": {0x829A: Fraction(4, 10), 0x829D: 2.8, 0x920A: Fraction(108125, 10000), 0x8827: 200},
+        "b": {0x829A: Fraction(10, 13), 0x829D: 5.6, 0x8827: 65535, 0x8830: 2, 0x8833: 204800},
+        "c": {0x829A: 4294967295.0, 0x829D: Fraction(64, 100), 0x9201: 9.5, 0x9202: 8.0},
+    }
+    for name, tags in cases.items():
+        exif = make_exif(date="2024:05:01 10:00:00", make="Canon", model="EOS R5")
+        sub = exif.get_ifd(0x8769)
+        sub.update(tags)
+        make_jpeg(src / f"{name}.jpg", size=(300, 200), exif=exif)
+    make_jpeg(src / "future.jpg", size=(300, 200), date="2099:01:01 10:00:00")
+    result = build_site(src, site)
+    assert "future.jpg: EXIF date 2099-01-01 is in the future; ignored" in result.output
+
+    def shown(slug: str) -> dict[str, str]:
+        page = soup(site / slug / "index.html")
+        return {dt.get_text(strip=True): dd.get_text(strip=True) for dt, dd in zip(page.select("dt"), page.select("dd"), strict=False)}
+
+    a, b, c = shown("a"), shown("b"), shown("c")
+    assert a["Exposure"] == "1/2.5 s" and a["Aperture"] == "f/2.8" and a["Focal length"].startswith("10.8 mm")
+    assert b["Exposure"] == "1/1.3 s" and b["ISO"] == "ISO 204800"
+    assert c["Exposure"] == "1/724 s" and c["Aperture"] == "f/16"
+    when = soup(site / "future" / "index.html").select_one(".photo-meta time")["datetime"]
+    assert not when.startswith("2099")  # the file's own time instead, as for a photo without a date

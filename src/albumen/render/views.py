@@ -200,9 +200,13 @@ def plain_text(markup: str, limit: int = 300) -> str:
 
 
 def format_exposure(seconds: float) -> str:
+    """As cameras show it: '30 s', '2.5 s', '1/1.3 s', '1/2.5 s', '1/250 s'."""
     if seconds >= 1:
-        return f"{seconds:g} s"
-    return f"1/{round(1 / seconds)} s"
+        return f"{round(seconds, 1):g} s"
+    inverse = 1 / seconds
+    if inverse < 10 and abs(inverse - round(inverse)) > 0.05:  # a third or half stop near a second
+        return f"1/{round(inverse, 1):g} s"
+    return f"1/{round(inverse)} s"
 
 
 def camera_summary(camera, fields: tuple[str, ...], gettext) -> list[tuple[str, str]]:
@@ -215,13 +219,13 @@ def camera_summary(camera, fields: tuple[str, ...], gettext) -> list[tuple[str, 
     if "exposure" in fields and camera.exposure_time:
         out.append((gettext("Exposure"), format_exposure(camera.exposure_time)))
     if "aperture" in fields and camera.f_number:
-        out.append((gettext("Aperture"), f"f/{camera.f_number:g}"))
+        out.append((gettext("Aperture"), f"f/{round(camera.f_number, 1):g}"))
     if "iso" in fields and camera.iso:
         out.append((gettext("ISO"), f"ISO {camera.iso}"))
     if "focal_length" in fields and camera.focal_length:
-        text = f"{camera.focal_length:g} mm"
+        text = f"{round(camera.focal_length, 1):g} mm"
         if camera.focal_length_35mm and round(camera.focal_length_35mm) != round(camera.focal_length):
-            text += f" ({camera.focal_length_35mm:g} mm {gettext('equiv.')})"
+            text += f" ({round(camera.focal_length_35mm):g} mm {gettext('equiv.')})"
         out.append((gettext("Focal length"), text))
     return out
 

@@ -10,6 +10,7 @@ import io
 import math
 import re
 import warnings
+from datetime import datetime, time, timedelta
 
 from PIL import Image, ImageCms, IptcImagePlugin
 
@@ -228,10 +229,19 @@ def _embedded(im: Image.Image, exif: Image.Exif, notes: list[str]) -> EmbeddedMe
         return None
 
     date, source = None, None
-    for value, name in ((xp.get("date"), "xmp"), (ip.get("date"), "iptc"), (ex.get("date"), "exif")):
-        if value:
-            date, source = value, name
-            break
+    latest = datetime.now() + timedelta(days=2)  # a clock set wrong, or a corrupt tag: not a date to sort by
+    exif_date = ex.get("date")
+    for value, name in ((xp.get("date"), "xmp"), (ip.get("date"), "iptc"), (exif_date, "exif")):
+        if not value:
+            continue
+        if value.replace(tzinfo=None) > latest:
+            notes.append(f"{name.upper()} date {value:%Y-%m-%d} is in the future; ignored")
+            continue
+        if (name != "exif" and exif_date and value.time() == time(0, 0) and value.tzinfo is None
+                and exif_date.date() == value.date()):
+            value, name = exif_date, "exif"  # a day alone (IPTC, XMP): the camera's time of that day is kept
+        date, source = value, name
+        break
     keywords = xp.get("subject") or ip.get("keywords") or ex.get("keywords") or ()
     return EmbeddedMetadata(
         title=first(xp.get("title"), ip.get("title"), ex.get("title")),
@@ -270,22 +280,63 @@ def _read_exif(exif: Image.Exif) -> dict:
     if date is None:
         date = parse_exif_datetime(_text(exif.get(0x0132)), _text(sub.get(0x9010)))
     out["date"] = date
-    iso = sub.get(0x8827)
-    if isinstance(iso, tuple):
-        iso = iso[0] if iso else None
     lens = _text(sub.get(0xA434))
     out["camera"] = Camera(
         make=make,
         model=_text(exif.get(0x0110)),
         lens=lens,
-        exposure_time=_num(sub.get(0x829A)),
-        f_number=_num(sub.get(0x829D)),
-        iso=int(iso) if isinstance(iso, int) and iso > 0 else None,
-        focal_length=_num(sub.get(0x920A)),
-        focal_length_35mm=_num(sub.get(0xA405)),
+        exposure_time=_exposure_time(sub),
+        f_number=_f_number(sub),
+        iso=_iso(sub),
+        focal_length=_within(_num(sub.get(0x920A)), 0.5, 5000),
+        focal_length_35mm=_within(_num(sub.get(0xA405)), 1, 10000),
     )
     out["gps"] = _safe(_read_gps, exif)
     return out
+
+
+def _within(value: float | None, low: float, high: float) -> float | None:
+    """A value no camera can record (a corrupt or hostile tag) is left out rather than shown."""
+    return value if value is not None and low <= value <= high else None
+
+
+def _apex(value) -> float | None:
+    number = value[0] if isinstance(value, tuple) and value else value
+    try:
+        number = float(number)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+    return number if math.isfinite(number) and -20 < number < 40 else None
+
+
+def _exposure_time(sub) -> float | None:
+    """ExposureTime (1/100,000 s to a day), else ShutterSpeedValue (APEX: t = 2^-Tv)."""
+    exposure = _within(_num(sub.get(0x829A)), 1e-5, 86400)
+    if exposure is None and (tv := _apex(sub.get(0x9201))) is not None:
+        exposure = _within(2.0 ** -tv, 1e-5, 86400)
+    return exposure
+
+
+def _f_number(sub) -> float | None:
+    """FNumber (f/0.7 to f/256), else ApertureValue (APEX: N = 2^(Av/2))."""
+    number = _within(_num(sub.get(0x829D)), 0.7, 256)
+    if number is None and (av := _apex(sub.get(0x9202))) is not None:
+        number = _within(round(2.0 ** (av / 2), 1), 0.7, 256)
+    return number
+
+
+def _iso(sub) -> int | None:
+    """ISOSpeedRatings, which holds at most 65535: above that, cameras write ISOSpeed (or the
+    recommended exposure index) instead."""
+    def whole(value) -> int | None:
+        if isinstance(value, tuple):
+            value = value[0] if value else None
+        return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 10_000_000 else None
+
+    iso = whole(sub.get(0x8827))
+    if iso is None or iso == 65535:
+        iso = whole(sub.get(0x8833)) or whole(sub.get(0x8832)) or iso
+    return iso
 
 
 def _read_gps(exif: Image.Exif) -> GPS | None:
