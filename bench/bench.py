@@ -514,8 +514,9 @@ def scenario_full(ctx: Ctx, name: str = "full") -> dict:
         acon = albumen_conf(work / "albumen.toml", albumen_toml([800], SIGAL_QUALITY, SIGAL_THUMB[1]))
         spec = (
             f"Sigal: img_size {SIGAL_IMG}, thumb_size {SIGAL_THUMB} (cropped to fill), JPEG quality "
-            f"{SIGAL_QUALITY}. Albumen: sizes [800] (long edge, like Sigal's box with portrait swap), "
-            f"thumbnails height {SIGAL_THUMB[1]} (aspect kept), quality {SIGAL_QUALITY}, plus its placeholder."
+            f"{SIGAL_QUALITY}, progressive (its default). Albumen: sizes [800] (long edge, like Sigal's box with "
+            f"portrait swap), thumbnails height {SIGAL_THUMB[1]} (aspect kept), quality {SIGAL_QUALITY}, baseline "
+            f"(its default: images.progressive = false), plus its placeholder. The floor: Albumen's outputs."
         )
     else:
         scon = sigal_conf(work / "sigal.conf.py", (2048, 1536))

@@ -5,8 +5,9 @@
 Every JPEG under SRC, one task per photo, in a pool of N forked processes (default: all cores). Per
 photo: Pillow decodes it at the smallest DCT scale (1/2, 1/4, 1/8) still covering an 800 px long edge
 (libjpeg-turbo's shrink-on-load), libvips resizes it (Lanczos 3) to 800 px and turns it upright after
-its EXIF orientation, Pillow encodes it (quality 85, optimized, progressive, 4:2:0); the thumbnail,
-210 px high, is made from the 800 px image and encoded the same way. The same libraries and steps as
+its EXIF orientation, Pillow encodes it (quality 85, optimized, 4:2:0; baseline as Albumen's default,
+or progressive with --progressive, as Sigal writes them); the thumbnail, 210 px high, is made from the
+800 px image and encoded the same way (baseline). The same libraries and steps as
 Albumen's workers, and nothing else: no metadata beyond the orientation, no content hash, no pages,
 no cache, no placeholder, no atomic writes. Freed memory is kept for the next photo, as
 Albumen's workers do (without it, page faults cost ~10 ms per photo). `bench.py full` runs it beside Sigal and Albumen, so the
@@ -25,6 +26,7 @@ from pathlib import Path
 os.environ.setdefault("VIPS_CONCURRENCY", "1")
 
 LONG_EDGE, THUMB_HEIGHT, QUALITY = 800, 210, 85
+PROGRESSIVE = [False]  # set by --progressive before the workers fork
 
 
 def _start() -> None:
@@ -63,7 +65,8 @@ def make(task: tuple[str, str]) -> int:
     for suffix, picture in ((".jpg", image), (".thumb.jpg", thumb)):
         pil = Image.frombuffer("RGB", (picture.width, picture.height), picture.write_to_memory(), "raw", "RGB", 0, 1)
         buf = io.BytesIO()
-        pil.save(buf, "JPEG", quality=QUALITY, optimize=True, progressive=True, subsampling=2)
+        pil.save(buf, "JPEG", quality=QUALITY, optimize=True, progressive=PROGRESSIVE[0] and suffix == ".jpg",
+                 subsampling=2)
         with open(os.path.join(out, stem + suffix), "wb") as f:
             f.write(buf.getvalue())
     return 2
@@ -82,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("src", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--progressive", action="store_true",
+                    help="progressive JPEGs, as Sigal writes them (default: baseline, as Albumen does by default)")
     a = ap.parse_args(argv)
+    PROGRESSIVE[0] = a.progressive
     files = sorted((p for p in a.src.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg")), key=lambda p: -p.stat().st_size)
     tasks = []
     for path in files:  # one output folder per source folder, like a gallery
