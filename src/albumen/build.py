@@ -557,7 +557,7 @@ def _renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config, theme
 
 def private_links(gallery: Gallery, config, report: BuildReport | None = None) -> dict[str, str]:
     """Folder (p/<token>) of every album that has its own private link; the secret is made on first use."""
-    marked = sorted(uri for uri, album in gallery.albums.items() if uri and album.marked_private)
+    marked = marked_private(gallery)
     if report is not None:
         report.warnings.extend(rotation_warnings(marked, config))
     if not marked:
@@ -569,6 +569,11 @@ def private_links(gallery: Gallery, config, report: BuildReport | None = None) -
             "(or set ALBUMEN_SECRET)"
         )
     return private_dirs(marked, secret.key, current_rotations(config.private_rotations))
+
+
+def marked_private(gallery: Gallery) -> list[str]:
+    """The albums that have a private link of their own, sorted."""
+    return sorted(uri for uri, album in gallery.albums.items() if uri and album.marked_private)
 
 
 def rotation_warnings(marked: list[str], config) -> list[str]:
@@ -657,7 +662,7 @@ def _restore_summary(text: str | None, report: BuildReport) -> bool:
 def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: BuildReport) -> None:
     """A --force-album pattern that matches no album is a mistake worth naming (it redoes nothing)."""
     for pattern in options.force_albums:
-        glob = pattern.replace("\\", "/").strip("/")  # 'Trip/' is the album Trip, as for 'links --rotate'
+        glob = _force_glob(pattern)
         if any(fnmatch.fnmatchcase(uri, glob) for uri in gallery.albums):
             continue
         near = [uri for uri in gallery.albums if uri and fnmatch.fnmatchcase(uri.casefold(), glob.casefold())]
@@ -668,7 +673,12 @@ def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: Build
 
 def _album_forced(album_uri: str, options: BuildOptions) -> bool:
     """--force-album GLOB matches album paths relative to the source ('' is the top album)."""
-    return any(fnmatch.fnmatchcase(album_uri, g.replace("\\", "/").strip("/")) for g in options.force_albums)
+    return any(fnmatch.fnmatchcase(album_uri, _force_glob(g)) for g in options.force_albums)
+
+
+def _force_glob(pattern: str) -> str:
+    """'Trip/' (or 'Trip\\') is the album Trip, as for 'links --rotate'."""
+    return pattern.replace("\\", "/").strip("/")
 
 
 class _Relocator:

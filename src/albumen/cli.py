@@ -374,7 +374,14 @@ def links(source, output, config_path, rotate) -> None:
       albumen links ~/Pictures
       albumen links ~/Pictures --rotate "Holidays/Family"
     """
-    from .build import cache_location, check_home, check_paths, private_links, rotation_warnings
+    from .build import (
+        cache_location,
+        check_home,
+        check_paths,
+        marked_private,
+        private_links,
+        rotation_warnings,
+    )
     from .cache import BuildCache
     from .render.env import absolute_url
     from .scan import scan_source
@@ -403,8 +410,7 @@ def links(source, output, config_path, rotate) -> None:
             load_secret()
             rotations = rotate_link(wanted, config.private_rotations)
         dirs = private_links(gallery, config)
-        marked = sorted(uri for uri, album in gallery.albums.items() if uri and album.marked_private)
-        for warning in rotation_warnings(marked, config):
+        for warning in rotation_warnings(marked_private(gallery), config):
             click.echo(f"warning: {warning}", err=True)
     except AlbumenError as exc:
         fail(exc)
