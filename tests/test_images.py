@@ -235,6 +235,37 @@ def test_transparency_is_flattened_on_white_for_jpeg(tmp_path):
         assert im.mode == "RGB" and min(im.getpixel((25, 20))) > 245
 
 
+def test_panoramas_keep_their_detail(tmp_path):
+    """Sized by the long edge alone, a 3600x150 panorama would be 2048x85 at most: less than its
+    thumbnail, and nothing to see when zoomed. It gets the pixels of a 3:1 image of each size."""
+    src = tmp_path / "p"
+    make_jpeg(src / "pano.jpg", size=(3600, 150))
+    make_jpeg(src / "column.jpg", size=(120, 2880))
+    make_jpeg(src / "wide.jpg", size=(3000, 1000))  # 3:1 exactly: by its long edge, like any photo
+    site = tmp_path / "site"
+    build_site(src, site)
+    pano = {k: Image.open(v).size for k, v in outputs(site, "pano").items()}
+    assert pano == {"thumb": (450, 150), "1810w": (1810, 75), "2896w": (2896, 121), "3600w": (3600, 150)}
+    column = {k: Image.open(v).size for k, v in outputs(site, "column").items()}
+    assert column == {"thumb": (107, 320), "75w": (75, 1810), "120w": (120, 2880)}
+    wide = {k: Image.open(v).size for k, v in outputs(site, "wide").items()}
+    assert wide == {"thumb": (960, 320), "640w": (640, 213), "1024w": (1024, 341), "1600w": (1600, 533),
+                    "2048w": (2048, 683)}
+    image = soup(site / "pano" / "index.html").select_one("img.photo-image")
+    widths = [part.split()[1] for part in image["srcset"].split(", ")]
+    assert widths == ["1810w", "2896w", "3600w"]
+    for part in image["srcset"].split(", "):
+        assert (site / "pano" / part.split()[0]).is_file()
+
+
+def test_no_published_side_exceeds_webp_limit():
+    from albumen.process.plan import MAX_SIDE, display_geometry
+
+    sizes = display_geometry(200_000, 500, (640, 1024, 1600, 2048))
+    assert max(w for w, _ in sizes) == MAX_SIDE == 16383
+    assert display_geometry(20_000, 15_000, (16384,)) == [(16383, 12287)]
+
+
 def test_square_thumbnails_and_extreme_aspects(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "wide.jpg", size=(2400, 100))

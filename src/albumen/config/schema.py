@@ -41,7 +41,8 @@ class SortConfig:
 class ImagesConfig:
     sizes: tuple[int, ...] = setting(
         [640, 1024, 1600, 2048],
-        "Long-edge sizes in pixels of the resized images offered to browsers (srcset). Never upscaled.",
+        "Long-edge sizes in pixels of the resized images offered to browsers (srcset). Never upscaled. Panoramas"
+        " (wider or taller than 3:1) get as many pixels as a 3:1 image of each size, so that they keep their detail.",
         min=16,
         max=16384,
     )

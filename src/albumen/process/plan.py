@@ -8,6 +8,7 @@ setting re-makes exactly the derivatives it affects.
 
 from __future__ import annotations
 
+import math
 import os
 import posixpath
 import re
@@ -30,6 +31,8 @@ RESERVED_TOP = {
 # Inside every album: pagination.
 RESERVED_ALBUM = {"page", "index.html", "feed.xml"}
 MAX_THUMB_ASPECT = 3.0
+PANORAMA_ASPECT = MAX_THUMB_ASPECT  # wider or taller than this: published sizes go by area (see display_geometry)
+MAX_SIDE = 16383  # the longest side any published image may have (WebP's limit)
 
 
 _LOOKS: dict = {}  # interned looks and tuples of them: a library has few distinct sizes and settings
@@ -214,14 +217,23 @@ def thumb_geometry(width: int, height: int, size: int, style: str) -> tuple[int,
 
 
 def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tuple[int, int]]:
-    """Pixel sizes for the srcset: each configured long edge below the source's, then the source size once."""
-    long_edge = max(width, height)
+    """Pixel sizes for the srcset: each configured long edge below the source's, then the source size once.
+
+    A panorama (wider or taller than 3:1) gets, for each size, the pixels of a 3:1 image with that long
+    edge instead: sized by its long edge alone, a 7200x300 panorama would be 2048x85 at the largest
+    size, too small to see anything in when zoomed, and smaller than its own thumbnail. No side
+    exceeds MAX_SIDE (WebP's limit)."""
+    long_edge, short_edge = max(width, height), min(width, height)
+    panorama = long_edge > PANORAMA_ASPECT * short_edge
     out: list[tuple[int, int]] = []
     for size in sorted(set(sizes)):
-        if size >= long_edge:
+        scale = size / long_edge
+        if panorama:
+            scale = max(scale, math.sqrt(size * size / PANORAMA_ASPECT / (width * height)))
+        scale = min(scale, MAX_SIDE / long_edge)
+        if scale >= 1:
             out.append((width, height))
             break
-        scale = size / long_edge
         out.append((max(1, round(width * scale)), max(1, round(height * scale))))
     return list(dict.fromkeys(out))
 
