@@ -193,6 +193,41 @@ def test_a_png_whose_xmp_names_a_place_is_published_without_it(tmp_path):
 
 
 @needs_corpus
+@pytest.mark.parametrize("name", ["DSCN0010.jpg", "iphone6_hdr_YES.jpg", "nikon_d70s_gps_87_OSError.jpg"])
+def test_corpus_originals_lose_gps_and_keep_the_rest_of_their_exif_byte_for_byte(tmp_path, name):
+    """Camera originals with GPS and maker notes: the GPS IFD is emptied where it lies, so everything
+    else in the EXIF (maker notes hold offsets that a rewrite would break) is the camera's own."""
+    src = tmp_path / "p"
+    src.mkdir()
+    source = src / name
+    source.write_bytes((CORPUS / "real" / name).read_bytes())
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    (published,) = [p for p in site.rglob("*.jpg") if ".original." in p.name]
+    data, before = published.read_bytes(), source.read_bytes()
+    exif_at, sos = _exif_and_scan(before)
+    published_at, _ = _exif_and_scan(data)
+    assert data[published_at + 2 : published_at + 4] == before[exif_at + 2 : exif_at + 4]  # same length: nothing moved
+    with Image.open(published) as im, Image.open(source) as orig:
+        exif, exif_before = im.getexif(), orig.getexif()
+        assert exif_before.get_ifd(0x8825) and not exif.get_ifd(0x8825)
+        assert {k: v for k, v in exif.items() if k != 0x8825} == {k: v for k, v in exif_before.items() if k != 0x8825}
+        assert exif.get_ifd(0x8769) == exif_before.get_ifd(0x8769)  # maker note included
+        assert im.tobytes() == orig.tobytes()
+    assert data.endswith(before[sos:])  # the image data, untouched
+
+
+def _exif_and_scan(jpeg: bytes) -> tuple[int, int]:
+    """Where the JPEG's EXIF segment starts, and where its image data starts."""
+    i, exif = 2, -1
+    while jpeg[i] == 0xFF and jpeg[i + 1] != 0xDA:
+        if jpeg[i + 1] == 0xE1 and jpeg[i + 4 : i + 10] == b"Exif\x00\x00" and exif < 0:
+            exif = i
+        i += 2 + int.from_bytes(jpeg[i + 2 : i + 4], "big")
+    return exif, i
+
+
+@needs_corpus
 def test_corpus_iptc_places_never_reach_a_published_original(tmp_path):
     src = tmp_path / "p"
     src.mkdir()

@@ -196,8 +196,6 @@ def _original_bytes(job: ImageJob) -> bytes:
 def strip_jpeg_location(data: bytes) -> bytes:
     """Remove where a JPEG was taken, without re-encoding the pixels: the GPS IFD of its EXIF, the
     place datasets of its IPTC (city, region, country, location), and its XMP (which can repeat both)."""
-    from PIL import Image
-
     out = bytearray(data[:2])
     i = 2
     while i + 4 <= len(data) and data[i] == 0xFF:
@@ -208,18 +206,9 @@ def strip_jpeg_location(data: bytes) -> bytes:
         segment = data[i : i + 2 + length]
         payload = segment[4:]
         if marker == 0xE1 and payload.startswith(b"Exif\x00\x00"):
-            try:
-                exif = Image.Exif()
-                exif.load(payload[6:])
-                exif.get_ifd(0x8825)  # make sure the IFD is parsed, then drop it
-                if 0x8825 in exif:
-                    del exif[0x8825]
-                _text_as_stored(exif)
-                new = b"Exif\x00\x00" + exif.tobytes()
-                if len(new) + 2 <= 0xFFFF:
-                    segment = b"\xff\xe1" + (len(new) + 2).to_bytes(2, "big") + new
-            except Exception:
-                segment = b""  # unreadable EXIF: drop it rather than leak a location
+            tiff = _without_gps(payload[6:])
+            # unreadable EXIF: dropped rather than risk leaking a location
+            segment = b"" if tiff is None else segment[:4] + payload[:6] + tiff
         elif marker == 0xE1 and (payload.startswith(b"http://ns.adobe.com/") or b"xmp" in payload[:40].lower()):
             segment = b""
         elif marker == 0xED:  # APP13: Photoshop resources, where IPTC-IIM lives
@@ -231,17 +220,49 @@ def strip_jpeg_location(data: bytes) -> bytes:
     return bytes(out)
 
 
-def _text_as_stored(exif) -> None:
-    """Text tags back to the bytes they were stored as: Pillow reads them as Latin-1 and would write
-    them as ASCII, every other character a '?' (a UTF-8 '©' in Copyright became '??')."""
-    ifds = [exif] + [exif.get_ifd(tag) for tag in (0x8769, 0xA005) if tag in exif]
-    for ifd in ifds:
-        for tag, value in list(ifd.items()):
-            if isinstance(value, str) and not value.isascii():
-                try:
-                    ifd[tag] = value.encode("latin-1")
-                except UnicodeEncodeError:
-                    pass
+_TIFF_TYPE_SIZES = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8, 17: 8, 18: 8}
+
+
+def _without_gps(tiff: bytes) -> bytes | None:
+    """EXIF (a TIFF structure) with its GPS IFD emptied in place: its entries and the values they point
+    to become zeros, and it is left an IFD of no entries. Every other byte stays where it was, so the
+    rest of the EXIF (maker notes included, whose offsets a rewrite would break) reads as before.
+    None when the structure cannot be followed."""
+    if tiff[:4] not in (b"II*\x00", b"MM\x00*"):
+        return None
+    order = "little" if tiff[:2] == b"II" else "big"
+
+    def number(at: int, size: int) -> int:
+        if at < 0 or at + size > len(tiff):
+            raise IndexError(at)
+        return int.from_bytes(tiff[at : at + size], order)
+
+    out = bytearray(tiff)
+    try:
+        ifd0 = number(4, 4)
+        gps = None
+        for k in range(number(ifd0, 2)):
+            entry = ifd0 + 2 + 12 * k
+            if number(entry, 2) == 0x8825:
+                gps = number(entry + 8, 4)
+        if gps is None:
+            return tiff
+        count = number(gps, 2)
+        end = gps + 2 + 12 * count + 4
+        if end > len(tiff):
+            return None
+        for k in range(count):
+            entry = gps + 2 + 12 * k
+            size = _TIFF_TYPE_SIZES.get(number(entry + 2, 2), 1) * number(entry + 4, 4)
+            if size > 4:  # the value lives elsewhere: zeroed there too
+                at = number(entry + 8, 4)
+                if at + size > len(tiff):
+                    return None
+                out[at : at + size] = bytes(size)
+        out[gps:end] = bytes(end - gps)  # no entries, no next IFD
+    except IndexError:
+        return None
+    return bytes(out)
 
 
 _PHOTOSHOP = b"Photoshop 3.0\x00"
