@@ -179,3 +179,12 @@ def test_the_progress_bar_keeps_moving_once_the_workers_exist():
     time.sleep(0.6)
     reporter.close()
     assert len(redraws) - before >= 3 and not reporter.ticker.is_alive()
+
+
+def test_lists_of_files_in_messages_read_the_same_everywhere():
+    from albumen.report import plural, some
+
+    assert some(["a.jpg"]) == "a.jpg"
+    assert some([f"{i}.jpg" for i in range(5)]) == "0.jpg, 1.jpg, 2.jpg, 3.jpg, 4.jpg"
+    assert some([f"{i}.jpg" for i in range(8)]) == "0.jpg, 1.jpg, 2.jpg, 3.jpg, 4.jpg and 3 more"
+    assert (plural(1, "file"), plural(0, "file"), plural(2, "file")) == ("1 file", "0 files", "2 files")

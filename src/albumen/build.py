@@ -35,7 +35,7 @@ from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_jobs, plan_site
 from .process.specs import ImageJob, Placeholder, VideoJob
 from .render.themes import theme_dirs
-from .report import QuietReporter, Reporter, plural
+from .report import QuietReporter, Reporter, plural, some
 from .scan import WalkReport, arrange_gallery, scan_source, walk_source
 from .scan.arrange import covers_shown, is_published, published_albums
 from .tokens import albumen_home, current_rotations, load_secret, private_dirs
@@ -322,22 +322,21 @@ def _run(
     cache.set_meta("building", None)
     report.pages_written = sink.written
     if report.replaced:  # said once, not with the summary a build with nothing to do repeats
-        shown = ", ".join(report.replaced[:5]) + (f" and {len(report.replaced) - 5} more" if len(report.replaced) > 5 else "")
         report.warnings.append(
-            f"replaced {plural(len(report.replaced), 'file')} in {output} that Albumen had not made: {shown} "
+            f"replaced {plural(len(report.replaced), 'file')} in {output} that Albumen had not made: {some(report.replaced)} "
             "(build into an empty folder to keep such files apart)"
         )
     if kept:  # said once, not with the summary a build with nothing to do repeats
         report.notes.append(
-            f"kept {len(kept)} file{'s' if len(kept) > 1 else ''} no longer part of the site, changed since"
+            f"kept {plural(len(kept), 'file')} no longer part of the site, changed since"
             f" Albumen wrote {'them' if len(kept) > 1 else 'it'} (remove by hand if not wanted): "
-            + ", ".join(kept[:5]) + (" ..." if len(kept) > 5 else "")
+            + some(kept)
         )
     if linked:
         report.warnings.append(
-            f"left {len(linked)} file{'s' if len(linked) > 1 else ''} no longer part of the site where"
+            f"left {plural(len(linked), 'file')} no longer part of the site where"
             " a symbolic link in the output leads out of it (nothing is removed through such a link): "
-            + ", ".join(linked[:5]) + (" ..." if len(linked) > 5 else "")
+            + some(linked)
         )
 
 

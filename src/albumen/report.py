@@ -25,3 +25,9 @@ class QuietReporter:
 def plural(n: int, word: str) -> str:
     """'1 photo', '3 photos'."""
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def some(items: list[str], limit: int = 5) -> str:
+    """'a, b, c' or, past the limit, 'a, b, c, d, e and 3 more'."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
