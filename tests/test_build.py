@@ -259,6 +259,26 @@ def test_time_zones(tmp_path):
     assert times["tokyo"] == "2024-07-15T12:00:00+09:00"
 
 
+def test_a_burst_keeps_its_order_by_sub_seconds_but_pages_show_whole_seconds(tmp_path):
+    src = tmp_path / "p"
+    # one second, three frames: '9' is 0.9 s and '10' is 0.10 s; names in the opposite order
+    make_jpeg(src / "Burst" / "a.jpg", date="2024:07:01 12:00:00", subsec="9")
+    make_jpeg(src / "Burst" / "b.jpg", date="2024:07:01 12:00:00", subsec="50")
+    make_jpeg(src / "Burst" / "c.jpg", date="2024:07:01 12:00:00", subsec="10 ")
+    # XMP wins over EXIF, but a date to the same second keeps the camera's fraction
+    add_xmp(make_jpeg(src / "Burst" / "d.jpg", date="2024:07:01 12:00:00", subsec="95"),
+            **{"photoshop:DateCreated": "2024-07-01T12:00:00"})
+    site = tmp_path / "site"
+    config = 'timezone = "UTC"\nurl = "https://example.org/"\n'
+    build_site(src, site, "-c", str(write_config(tmp_path, config)))
+    assert grid_slugs(site / "burst" / "index.html") == ["c", "b", "a", "d"]
+    assert set(photo_times(site, "burst").values()) == {"2024-07-01T12:00:00+00:00"}
+    feed = (site / "feed.xml").read_text()
+    assert "<updated>2024-07-01T12:00:00+00:00</updated>" in feed and "12:00:00." not in feed
+    assert "<pubDate>Mon, 01 Jul 2024 12:00:00 +0000</pubDate>" in (site / "rss.xml").read_text()
+    assert "12:00:00." not in (site / "burst" / "index.html").read_text()  # nor in the viewer's data
+
+
 def test_paired_raw_and_live_photo_files(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "IMG_1.JPG", date="2024:01:01 10:00:00")
