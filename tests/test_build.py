@@ -259,6 +259,19 @@ def test_time_zones(tmp_path):
     assert times["tokyo"] == "2024-07-15T12:00:00+09:00"
 
 
+def test_offset_time_stands_in_when_offset_time_original_is_missing(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "only.jpg", date="2024:07:15 12:00:00", offset_time="+09:00")
+    make_jpeg(src / "both.jpg", date="2024:07:15 12:00:00", offset="+02:00", offset_time="+09:00")
+    make_jpeg(src / "invalid.jpg", date="2024:07:15 12:00:00", offset_time="+99:00")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, 'timezone = "America/New_York"\n')))
+    times = photo_times(site, ".")
+    assert times["only"] == "2024-07-15T12:00:00+09:00"
+    assert times["both"] == "2024-07-15T12:00:00+02:00"  # OffsetTimeOriginal wins
+    assert times["invalid"] == "2024-07-15T12:00:00-04:00"  # ignored: the configured zone
+
+
 def test_a_burst_keeps_its_order_by_sub_seconds_but_pages_show_whole_seconds(tmp_path):
     src = tmp_path / "p"
     # one second, three frames: '9' is 0.9 s and '10' is 0.10 s; names in the opposite order

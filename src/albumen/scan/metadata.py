@@ -16,7 +16,7 @@ from PIL import Image, ImageCms, IptcImagePlugin
 
 from ..errors import ProcessingError
 from ..model import GPS, Camera, EmbeddedMetadata, MediaInfo
-from .dates import parse_date_value, parse_exif_datetime
+from .dates import parse_date_value, parse_exif_datetime, parse_offset
 from .sidecar import clean_text
 
 try:  # HEIC/HEIF through pillow-heif; AVIF is Pillow's own
@@ -277,8 +277,12 @@ def _read_exif(exif: Image.Exif) -> dict:
     out["keywords"] = tuple(k.strip() for k in keywords.split(";")) if keywords else ()
     out["artist"] = _text(exif.get(0x013B))
     out["copyright"] = _text(exif.get(0x8298))
-    # each date with its own sub-seconds (bursts share a second) and offset
-    date = parse_exif_datetime(_text(sub.get(0x9003)), _text(sub.get(0x9011)), _text(sub.get(0x9291)))
+    # each date with its own sub-seconds (bursts share a second) and offset; some cameras and phones
+    # write only OffsetTime, which then stands for DateTimeOriginal's
+    offset = _text(sub.get(0x9011))
+    if parse_offset(offset) is None:
+        offset = _text(sub.get(0x9010))
+    date = parse_exif_datetime(_text(sub.get(0x9003)), offset, _text(sub.get(0x9291)))
     if date is None:
         date = parse_exif_datetime(_text(sub.get(0x9004)), _text(sub.get(0x9012)), _text(sub.get(0x9292)))
     if date is None:
