@@ -39,6 +39,8 @@ def make_exif(
     copyright: str | None = None,
     gps: tuple[float, float] | None = None,
     serial: str | None = None,
+    subsec: str | None = None,
+    offset_time: str | None = None,
 ) -> Image.Exif:
     exif = Image.Exif()
     if orientation:
@@ -58,6 +60,10 @@ def make_exif(
         sub[0x9003] = date if isinstance(date, str) else date.strftime("%Y:%m:%d %H:%M:%S")
     if offset:
         sub[0x9011] = offset
+    if offset_time:
+        sub[0x9010] = offset_time  # OffsetTime, which some cameras write instead of OffsetTimeOriginal
+    if subsec is not None:
+        sub[0x9291] = subsec
     if serial:
         sub[0xA431] = serial
     if gps:

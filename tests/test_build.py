@@ -259,6 +259,72 @@ def test_time_zones(tmp_path):
     assert times["tokyo"] == "2024-07-15T12:00:00+09:00"
 
 
+def test_offset_time_stands_in_when_offset_time_original_is_missing(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "only.jpg", date="2024:07:15 12:00:00", offset_time="+09:00")
+    make_jpeg(src / "both.jpg", date="2024:07:15 12:00:00", offset="+02:00", offset_time="+09:00")
+    make_jpeg(src / "invalid.jpg", date="2024:07:15 12:00:00", offset_time="+99:00")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, 'timezone = "America/New_York"\n')))
+    times = photo_times(site, ".")
+    assert times["only"] == "2024-07-15T12:00:00+09:00"
+    assert times["both"] == "2024-07-15T12:00:00+02:00"  # OffsetTimeOriginal wins
+    assert times["invalid"] == "2024-07-15T12:00:00-04:00"  # ignored: the configured zone
+
+
+def test_a_burst_keeps_its_order_by_sub_seconds_but_pages_show_whole_seconds(tmp_path):
+    src = tmp_path / "p"
+    # one second, three frames: '9' is 0.9 s and '10' is 0.10 s; names in the opposite order
+    make_jpeg(src / "Burst" / "a.jpg", date="2024:07:01 12:00:00", subsec="9")
+    make_jpeg(src / "Burst" / "b.jpg", date="2024:07:01 12:00:00", subsec="50")
+    make_jpeg(src / "Burst" / "c.jpg", date="2024:07:01 12:00:00", subsec="10 ")
+    # XMP wins over EXIF, but a date to the same second keeps the camera's fraction
+    add_xmp(make_jpeg(src / "Burst" / "d.jpg", date="2024:07:01 12:00:00", subsec="95"),
+            **{"photoshop:DateCreated": "2024-07-01T12:00:00"})
+    site = tmp_path / "site"
+    config = 'timezone = "UTC"\nurl = "https://example.org/"\n'
+    build_site(src, site, "-c", str(write_config(tmp_path, config)))
+    assert grid_slugs(site / "burst" / "index.html") == ["c", "b", "a", "d"]
+    assert set(photo_times(site, "burst").values()) == {"2024-07-01T12:00:00+00:00"}
+    feed = (site / "feed.xml").read_text()
+    assert "<updated>2024-07-01T12:00:00+00:00</updated>" in feed and "12:00:00." not in feed
+    assert "<pubDate>Mon, 01 Jul 2024 12:00:00 +0000</pubDate>" in (site / "rss.xml").read_text()
+    assert "12:00:00." not in (site / "burst" / "index.html").read_text()  # nor in the viewer's data
+
+
+def test_modification_times_sort_photos_but_do_not_date_albums_that_have_real_dates(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "Family" / "Trip" / "jan.jpg", date="2019:01:10 10:00:00")
+    make_jpeg(src / "Family" / "Trip" / "mar.jpg", date="2019:03:05 10:00:00")
+    make_jpeg(src / "Family" / "Trip" / "scan.jpg")  # no date inside: dated by its mtime, i.e. now
+    for name, day in (("old1.jpg", 1), ("old2.jpg", 3)):  # an album of undated scans only
+        scan = make_jpeg(src / "Family" / "Scans" / name)
+        stamp = datetime(2015, 6, day, 12, 0).timestamp()
+        os.utime(scan, (stamp, stamp))
+    make_jpeg(src / "Later" / "a.jpg", date="2021:05:05 10:00:00")
+    site = tmp_path / "site"
+    config = 'timezone = "UTC"\n[sort]\nmedia = "-date"\nalbums = "-date"\n'
+    build_site(src, site, "-c", str(write_config(tmp_path, config)))
+
+    def cards(page: Path) -> dict[str, tuple[str, str]]:
+        """Card title -> (date shown, cover thumbnail)."""
+        return {c.select_one(".card-title").get_text(): (c.select_one(".card-meta time").get_text(),
+                                                          c.select_one(".card-image img")["src"])
+                for c in soup(page).select(".cards .card")}
+
+    # the photo is still sorted by its mtime (newest first), but neither dates nor covers the album
+    assert grid_slugs(site / "family" / "trip" / "index.html") == ["scan", "mar", "jan"]
+    trip = soup(site / "family" / "trip" / "index.html").select_one(".album-meta time")
+    assert trip.get_text() == "10 January – 5 March 2019" and trip["datetime"].startswith("2019-03-05")
+    family = cards(site / "family" / "index.html")
+    assert family["Trip"][0] == "10 January – 5 March 2019"
+    assert family["Trip"][1].startswith("trip/mar/")  # the first photo with a real date is the cover
+    assert family["Scans"][0] == "1–3 June 2015"  # nothing better: the mtimes are used
+    home = cards(site / "index.html")
+    assert home["Family"][0] == "10 January – 5 March 2019"  # not widened by Scans' guesses either
+    assert list(home) == ["Later", "Family"]  # Family's date is March 2019, not today
+
+
 def test_paired_raw_and_live_photo_files(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "IMG_1.JPG", date="2024:01:01 10:00:00")

@@ -50,6 +50,19 @@ def test_exif_dates_keep_offsets_and_refuse_placeholders():
     assert parse_exif_datetime("2024:02:30 10:00:00") is None
 
 
+def test_exif_sub_seconds_are_a_decimal_fraction():
+    def at(subsec):
+        value = parse_exif_datetime("2024:07:01 12:34:56", subsec=subsec)
+        return value.microsecond if value else None
+
+    assert at("9") == 900_000 and at("10") == 100_000 and at("07") == 70_000 and at("123") == 123_000
+    assert at(" 5  ") == 500_000 and at("5\x00") == 500_000  # padded
+    assert at("1234567") == 123_456  # finer than a microsecond: cut
+    assert at(None) == at("") == at("abc") == at("-5") == at("1.5") == at("²") == 0  # absent or garbage: ignored
+    with_offset = parse_exif_datetime("2024:07:01 12:34:56", "+02:00", "25")
+    assert with_offset == datetime(2024, 7, 1, 12, 34, 56, 250_000, tzinfo=timezone(timedelta(hours=2)))
+
+
 def test_dates_from_file_names():
     assert date_from_filename("IMG_20240701_123456") == datetime(2024, 7, 1, 12, 34, 56)
     assert date_from_filename("PXL_20231224_181502123") == datetime(2023, 12, 24, 18, 15, 2)

@@ -26,7 +26,8 @@ class SortConfig:
     albums: str = setting(
         "-date",
         "Order of sub-albums: 'date', 'name', 'title' or any sidecar key; a leading '-' sorts descending. "
-        "An album's date is its newest photo. index.md can override it per album with 'album_sort'.",
+        "An album's date is its newest photo (dates guessed from file modification times count only when no photo "
+        "of the album has a better one). index.md can override it per album with 'album_sort'.",
         kind="sort",
     )
     media: str = setting(

@@ -94,7 +94,7 @@ class Media:
     description_html: str = ""
     alt: str | None = None
     date: datetime | None = None
-    date_source: str = "mtime"
+    date_source: str = "mtime"  # 'sidecar', an EmbeddedMetadata source, 'filename', or 'mtime': a guess
     tags: tuple[str, ...] = ()
     author: str | None = None
     location: str | None = None
@@ -121,6 +121,7 @@ class Album:
     cover: str | None = None  # media src_uri
     date_start: datetime | None = None
     date_end: datetime | None = None
+    dates_guessed: bool = False  # the range comes only from file modification times (nothing said when taken)
     sort_date: datetime | None = None  # 'date' from index.md, for ordering albums
     photo_count: int = 0  # everything at and below this album that its page links to
     video_count: int = 0

@@ -98,6 +98,15 @@ def format_date(value: datetime | None, language: str) -> str:
     return f"{day} {months[value.month - 1]} {value.year}"
 
 
+def format_iso(value: datetime | None) -> str:
+    """ISO 8601 to the second, with the offset when known: for datetime attributes, Atom and the viewer.
+
+    The sub-seconds that keep a burst in order are for sorting only; printed, they would make every
+    date look different from the camera's.
+    """
+    return value.isoformat(timespec="seconds") if value is not None else ""
+
+
 def format_datetime(value: datetime | None, language: str) -> str:
     if value is None:
         return ""

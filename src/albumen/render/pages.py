@@ -23,7 +23,7 @@ from ..process.plan import STATIC_DIR, SitePlan
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
 from ..scan.arrange import is_published, published_albums, stream_order
 from .env import absolute_url, make_environment, theme_dirs
-from .i18n import format_date, gettext_for
+from .i18n import format_date, format_iso, gettext_for
 from .keys import Fingerprinter, digest, media_key
 from .views import (
     AlbumView,
@@ -157,7 +157,7 @@ class ViewBuilder:
             date_start=album.date_start,
             date_end=album.date_end,
             date_range=format_date_range(album.date_start, album.date_end, lang),
-            date_iso=album.date_end.isoformat() if album.date_end else "",
+            date_iso=format_iso(album.date_end),
             photo_count=album.photo_count,
             video_count=album.video_count,
             cover=None,
@@ -246,7 +246,7 @@ class ViewBuilder:
             alt=alt,
             description=Markup(media.description_html),
             date=media.date,
-            date_iso=media.date.isoformat() if media.date else "",
+            date_iso=format_iso(media.date),
             date_text=date_text,
             datetime_text=format_datetime(media.date, lang),
             tags=media.tags,
@@ -493,7 +493,7 @@ class SiteRenderer:
             )
             date = view.date or datetime.now(UTC)
             entries.append(FeedEntry(
-                title=view.title or view.alt, id=url, url=url, date=date.isoformat(),
+                title=view.title or view.alt, id=url, url=url, date=format_iso(date),
                 date_rfc822=format_datetime_rfc822(date), author=view.author, content=content,
             ))
         newest = self.ctx.gallery.media[uris[0]].date if uris else None
@@ -501,7 +501,7 @@ class SiteRenderer:
         return FeedView(
             title=title, subtitle=config.description, id=absolute_url(base, self_path),
             self_url=absolute_url(base, self_path), html_url=absolute_url(base, html_url, config.pages.links),
-            updated=newest.isoformat(), updated_rfc822=format_datetime_rfc822(newest), entries=entries,
+            updated=format_iso(newest), updated_rfc822=format_datetime_rfc822(newest), entries=entries,
         )
 
     def _feed_tasks(self, order: list[str]) -> Iterator[PageTask]:

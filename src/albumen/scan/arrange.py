@@ -107,13 +107,30 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
         own = [gallery.media[m] for m in album.media]
         album.photo_count = sum(1 for m in own if m.kind == "image") + sum(k.photo_count for k in linked)
         album.video_count = sum(1 for m in own if m.kind == "video") + sum(k.video_count for k in linked)
-        dates = [m.date for m in own if m.date] + [d for k in linked for d in (k.date_start, k.date_end) if d]
-        album.date_start = min(dates) if dates else None
-        album.date_end = max(dates) if dates else None
+        _date_range(album, own, linked)
         spec = _override(album, "album_sort", album_sort, gallery)
         album.children = [a.src_uri for a in sort_items(linked, spec, _album_sort_key)]
         album.hidden = sorted((c.src_uri for c in children if c not in linked), key=natural_key)
         album.cover = _cover(gallery, album)
+
+
+def _date_range(album: Album, own: list[Media], linked: list[Album]) -> None:
+    """The album's first and last dates, from its media and the sub-albums it links to.
+
+    A file's modification time is a guess (the day it was copied or edited): it sorts its photo, but
+    widens the range only of an album that has nothing better.
+    """
+    def dates(guessed: bool) -> list[datetime]:
+        return [m.date for m in own if m.date and (m.date_source == "mtime") == guessed] + [
+            d for k in linked if k.dates_guessed == guessed for d in (k.date_start, k.date_end) if d
+        ]
+
+    found = dates(guessed=False)
+    guesses = [] if found else dates(guessed=True)
+    album.dates_guessed = bool(guesses)
+    found = found or guesses
+    album.date_start = min(found) if found else None
+    album.date_end = max(found) if found else None
 
 
 def is_published(album) -> bool:
@@ -172,9 +189,15 @@ def _cover(gallery: Gallery, album: Album) -> str | None:
     if named:
         _warn(gallery, f"{album.sidecar.src_uri}: thumbnail '{named}' is not a photo or video of this album (a file "
                        "name relative to it, not behind another private link); the first photo is the cover")
-    for uri in album.media:
-        if gallery.media[uri].kind == "image":
-            return uri
+    first_image = None
+    for uri in album.media:  # the first photo known to be dated: one dated by a copy's mtime could be anything
+        media = gallery.media[uri]
+        if media.kind == "image":
+            if media.date_source != "mtime":
+                return uri
+            first_image = first_image or uri
+    if first_image:
+        return first_image
     if album.media:
         return album.media[0]
     for child in album.children:

@@ -74,8 +74,19 @@ def parse_offset(text: str | None) -> timezone | None:
     return timezone(sign * timedelta(hours=hours, minutes=minutes))
 
 
-def parse_exif_datetime(text: str | None, offset: str | None = None) -> datetime | None:
-    """EXIF 'YYYY:MM:DD HH:MM:SS' (+ OffsetTimeOriginal) to datetime; None for blanks and zeros."""
+def parse_subsec(text: str | None) -> int:
+    """EXIF SubSecTime* (digits of a decimal fraction: '07' is 0.07 s, '9' is 0.9 s) in microseconds; 0 when
+    absent or not digits."""
+    if not text or not isinstance(text, str):
+        return 0
+    digits = text.strip().strip("\x00").strip()
+    if not digits.isascii() or not digits.isdigit():
+        return 0
+    return int(digits[:6].ljust(6, "0"))
+
+
+def parse_exif_datetime(text: str | None, offset: str | None = None, subsec: str | None = None) -> datetime | None:
+    """EXIF 'YYYY:MM:DD HH:MM:SS' (+ OffsetTime*, + SubSecTime*) to datetime; None for blanks and zeros."""
     if not text or not isinstance(text, str):
         return None
     text = text.strip().strip("\x00").strip()
@@ -89,6 +100,7 @@ def parse_exif_datetime(text: str | None, offset: str | None = None) -> datetime
         return None
     if value.year < 1826:  # before the oldest surviving photograph: a placeholder
         return None
+    value = value.replace(microsecond=parse_subsec(subsec))
     tz = parse_offset(offset)
     return value.replace(tzinfo=tz) if tz else value
 

@@ -16,7 +16,7 @@ from PIL import Image, ImageCms, IptcImagePlugin
 
 from ..errors import ProcessingError
 from ..model import GPS, Camera, EmbeddedMetadata, MediaInfo
-from .dates import parse_date_value, parse_exif_datetime
+from .dates import parse_date_value, parse_exif_datetime, parse_offset
 from .sidecar import clean_text
 
 try:  # HEIC/HEIF through pillow-heif; AVIF is Pillow's own
@@ -240,6 +240,9 @@ def _embedded(im: Image.Image, exif: Image.Exif, notes: list[str]) -> EmbeddedMe
         if (name != "exif" and exif_date and value.time() == time(0, 0) and value.tzinfo is None
                 and exif_date.date() == value.date()):
             value, name = exif_date, "exif"  # a day alone (IPTC, XMP): the camera's time of that day is kept
+        elif (name != "exif" and exif_date and exif_date.microsecond and not value.microsecond
+                and value.replace(tzinfo=None) == exif_date.replace(microsecond=0, tzinfo=None)):
+            value = value.replace(microsecond=exif_date.microsecond)  # the same second: the burst's order is kept
         date, source = value, name
         break
     keywords = xp.get("subject") or ip.get("keywords") or ex.get("keywords") or ()
@@ -274,11 +277,16 @@ def _read_exif(exif: Image.Exif) -> dict:
     out["keywords"] = tuple(k.strip() for k in keywords.split(";")) if keywords else ()
     out["artist"] = _text(exif.get(0x013B))
     out["copyright"] = _text(exif.get(0x8298))
-    date = parse_exif_datetime(_text(sub.get(0x9003)), _text(sub.get(0x9011)))
+    # each date with its own sub-seconds (bursts share a second) and offset; some cameras and phones
+    # write only OffsetTime, which then stands for DateTimeOriginal's
+    offset = _text(sub.get(0x9011))
+    if parse_offset(offset) is None:
+        offset = _text(sub.get(0x9010))
+    date = parse_exif_datetime(_text(sub.get(0x9003)), offset, _text(sub.get(0x9291)))
     if date is None:
-        date = parse_exif_datetime(_text(sub.get(0x9004)), _text(sub.get(0x9012)))
+        date = parse_exif_datetime(_text(sub.get(0x9004)), _text(sub.get(0x9012)), _text(sub.get(0x9292)))
     if date is None:
-        date = parse_exif_datetime(_text(exif.get(0x0132)), _text(sub.get(0x9010)))
+        date = parse_exif_datetime(_text(exif.get(0x0132)), _text(sub.get(0x9010)), _text(sub.get(0x9290)))
     out["date"] = date
     lens = _text(sub.get(0xA434))
     out["camera"] = Camera(
