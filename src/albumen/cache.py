@@ -24,7 +24,8 @@ from pathlib import Path
 
 from .scan import FileRecord, ScanCache
 
-SCHEMA_VERSION = "8"  # 6: content hashes are XXH3-128; 7: records say whether IPTC/XMP name a place; 8: EXIF text as UTF-8
+SCHEMA_VERSION = "9"  # 6: content hashes are XXH3-128; 7: records say whether IPTC/XMP name a place; 8: EXIF text as UTF-8;
+# 9: colour "adobergb" (untagged JPEGs whose EXIF says Adobe RGB)
 
 
 def default_cache_dir(source: Path, output: Path, configured: Path | None = None) -> Path:
