@@ -261,6 +261,96 @@ def test_display_p3_is_kept_and_other_profiles_become_srgb(tmp_path):
         assert r > 150 and g < 110 and b < 110  # still red after conversion to sRGB
 
 
+def dcf_exif(space: int = 0xFFFF, index: str | None = "R03", artist: str | None = None) -> bytes:
+    """EXIF as a camera set to Adobe RGB writes it: ColorSpace 'Uncalibrated', InteropIndex 'R03'.
+
+    The Interop IFD goes inside the Exif IFD as a dict: Pillow drops one set with get_ifd(0xA005).
+    """
+    exif = Image.Exif()
+    if artist:
+        exif[0x013B] = artist
+    sub = exif.get_ifd(0x8769)
+    sub[0xA001] = space
+    if index:
+        sub[0xA005] = {0x0001: index}
+    data = exif.tobytes()
+    back = Image.Exif()
+    back.load(data)
+    assert back.get_ifd(0x8769)[0xA001] == space and back.get_ifd(0xA005).get(0x0001) == index
+    return data
+
+
+# A mid-saturation green: in Adobe RGB it lies outside sRGB, so converted it becomes pure-er green
+ADOBE_GREEN = (100, 180, 100)
+
+
+def centre(path: Path) -> tuple[int, ...]:
+    with Image.open(path) as im:
+        return im.convert("RGB").getpixel((im.width // 2, im.height // 2))
+
+
+def test_adobe_rgb_profile_parses_and_converts_as_adobe_rgb():
+    from albumen.process.icc import adobe_rgb_profile
+
+    profile = ImageCms.ImageCmsProfile(io.BytesIO(adobe_rgb_profile()))
+    assert profile.profile.profile_description == "Compatible with Adobe RGB (1998)"
+    assert profile.profile.xcolor_space.strip() == "RGB"
+    to_srgb = ImageCms.buildTransform(profile, ImageCms.createProfile("sRGB"), "RGB", "RGB")
+
+    def convert(rgb):
+        return ImageCms.applyTransform(Image.new("RGB", (1, 1), rgb), to_srgb).getpixel((0, 0))
+
+    r, g, b = convert((0, 255, 0))
+    assert r < 10 and g > 245 and b < 10  # Adobe's green is beyond sRGB's: clipped to its green
+    grey = convert((128, 128, 128))
+    assert max(grey) - min(grey) <= 1 and abs(grey[0] - 128) <= 2
+    # worked by hand (Adobe RGB -> XYZ -> sRGB matrices, gamma 2.2 in): about (0, 181, 94)
+    assert all(abs(x - y) <= 2 for x, y in zip(convert(ADOBE_GREEN), (0, 181, 94), strict=True))
+
+
+def test_untagged_adobe_rgb_jpeg_is_converted_to_srgb(tmp_path):
+    """A camera set to Adobe RGB writes no profile, only EXIF ColorSpace 0xFFFF + InteropIndex R03."""
+    src = tmp_path / "p"
+    src.mkdir()
+    solid = Image.new("RGB", (120, 80), ADOBE_GREEN)
+    solid.save(src / "adobe.jpg", quality=95, exif=dcf_exif(artist="Ann Example"))
+    solid.save(src / "control.jpg", quality=95)
+    solid.save(src / "r98.jpg", quality=95, exif=dcf_exif(space=1, index="R98"))
+    solid.save(src / "uncalibrated.jpg", quality=95, exif=dcf_exif(index=None))  # no R03: not assumed
+    srgb_icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    solid.save(src / "tagged.jpg", quality=95, exif=dcf_exif(), icc_profile=srgb_icc)  # the profile wins
+    site = tmp_path / "site"
+    build_site(src, site)
+    control = centre(outputs(site, "control")["thumb"])
+    assert all(abs(x - y) <= 3 for x, y in zip(control, ADOBE_GREEN, strict=True))
+    for name in ("r98", "uncalibrated", "tagged"):
+        for f in outputs(site, name).values():
+            assert all(abs(x - y) <= 2 for x, y in zip(centre(f), control, strict=True)), (name, f.name)
+    for f in outputs(site, "adobe").values():
+        r, g, b = centre(f)
+        assert r < 15 and abs(g - 181) <= 3 and abs(b - 94) <= 4, (f.name, (r, g, b))  # more saturated
+        with Image.open(f) as im:
+            assert not im.info.get("icc_profile")  # converted to sRGB: no Adobe profile published
+            exif = im.getexif()
+            assert exif.get(0x013B) == "Ann Example"  # credits still kept, the rest still stripped
+            assert not exif.get_ifd(0x8769) and not exif.get_ifd(0xA005)
+
+
+def test_kept_metadata_no_longer_says_adobe_rgb_after_conversion(tmp_path):
+    src = tmp_path / "p"
+    src.mkdir()
+    Image.new("RGB", (120, 80), ADOBE_GREEN).save(src / "adobe.jpg", quality=95, exif=dcf_exif())
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, "[images]\nkeep_metadata = true\n")))
+    for f in outputs(site, "adobe").values():
+        r, g, b = centre(f)
+        assert r < 15 and abs(g - 181) <= 3 and abs(b - 94) <= 4, (f.name, (r, g, b))
+        with Image.open(f) as im:
+            exif = im.getexif()
+            assert exif.get_ifd(0x8769).get(0xA001) == 1  # sRGB pixels: a DCF reader must not take them
+            assert exif.get_ifd(0xA005).get(0x0001) == "R98"  # for Adobe RGB a second time
+
+
 def test_transparency_is_flattened_on_white_for_jpeg(tmp_path):
     src = tmp_path / "p"
     make_png(src / "clear.png", size=(50, 40), color=(0, 0, 0, 0))

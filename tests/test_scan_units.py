@@ -203,3 +203,30 @@ def test_a_sidecar_cut_at_1_mib_inside_a_character_is_still_utf8(tmp_path):
     sidecar, notes = read_sidecar(str(path), "a.md")
     assert sidecar.meta["title"] == "Café"
     assert not any("UTF-8" in n for n in notes) and any("larger than 1 MiB" in n for n in notes)
+
+
+def test_untagged_adobe_rgb_is_told_by_exif_colour_space_and_interop_index(tmp_path):
+    from PIL import Image, ImageCms
+
+    from albumen.scan.metadata import read_image
+
+    def colour_of(name, space=None, index=None, mode="RGB", icc=None):
+        exif = Image.Exif()
+        if space is not None:
+            exif.get_ifd(0x8769)[0xA001] = space
+        if index is not None:
+            exif.get_ifd(0x8769)[0xA005] = {0x0001: index}
+        path = tmp_path / name
+        extra = {"icc_profile": icc} if icc else {}
+        Image.new(mode, (16, 16), 90).save(path, "JPEG", exif=exif.tobytes(), **extra)
+        return read_image(str(path), "jpeg", 10**8)[0].colour
+
+    srgb_icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    assert colour_of("a.jpg", 0xFFFF, "R03") == "adobergb"
+    assert colour_of("_MG_1.jpg", 2) == "adobergb"  # ColorSpace 2: non-standard, exiftool's "Adobe RGB"
+    assert colour_of("b.jpg", 0xFFFF, "R98") == "srgb"
+    assert colour_of("c.jpg", 1, "R03") == "srgb"  # ColorSpace says sRGB
+    assert colour_of("_MG_2.jpg", 0xFFFF) == "srgb"  # no index (and the DCF '_' name is not read)
+    assert colour_of("d.jpg") == "srgb"
+    assert colour_of("e.jpg", 0xFFFF, "R03", icc=srgb_icc) == "srgb"  # an embedded profile wins
+    assert colour_of("f.jpg", 0xFFFF, "R03", mode="L") == "srgb"  # grey: no primaries to convert

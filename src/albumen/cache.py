@@ -25,7 +25,8 @@ from pathlib import Path
 from .scan import FileRecord, ScanCache
 
 # 6: content hashes are XXH3-128; 7: records say whether IPTC/XMP name a place; 8: EXIF text as UTF-8;
-# 9: EXIF dates carry their sub-seconds (SubSecTime*), and OffsetTime when OffsetTimeOriginal is missing
+# 9: EXIF dates carry their sub-seconds (SubSecTime*), and OffsetTime when OffsetTimeOriginal is missing;
+# colour "adobergb" (untagged JPEGs whose EXIF says Adobe RGB)
 SCHEMA_VERSION = "9"
 
 

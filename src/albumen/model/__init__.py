@@ -56,7 +56,8 @@ class MediaInfo:
     width: int  # as displayed, after orientation
     height: int
     orientation: int = 1  # EXIF orientation still to apply to the decoded pixels
-    colour: str = "srgb"  # 'srgb' (or untagged), 'p3' (kept with its profile), 'convert' (to sRGB)
+    colour: str = "srgb"  # 'srgb' (or untagged), 'p3' (kept with its profile), 'convert' (to sRGB),
+    # 'adobergb' (untagged, but EXIF says Adobe RGB: converted to sRGB as if it had that profile)
     frames: int = 1
     duration: float | None = None  # seconds, videos
     rotation: int = 0  # videos: clockwise turn (0, 90, 180, 270) that shows the picture upright

@@ -1,6 +1,7 @@
 """The image engine: one small interface over libvips (pyvips), with Pillow for what libvips lacks.
 
 open (with shrink-on-load) -> orient -> to sRGB (or keep Display P3) -> resize -> encode.
+Untagged camera JPEGs that EXIF marks as Adobe RGB are converted as if they carried its profile.
 
 libvips decodes JPEG, PNG, WebP, TIFF and GIF here, shrinking JPEGs in the DCT
 domain while decoding. HEIC/HEIF (libvips has no HEVC decoder in the wheel),
@@ -20,6 +21,7 @@ os.environ.setdefault("VIPS_CONCURRENCY", "1")  # one thread per worker process:
 import pyvips  # noqa: E402
 
 from ..errors import ProcessingError  # noqa: E402
+from .icc import adobe_rgb_profile  # noqa: E402
 from .specs import ImageJob, OutputSpec, Placeholder, progressive_for  # noqa: E402
 
 pyvips.cache_set_max(0)  # every file is used once; the operation cache only costs memory
@@ -161,8 +163,17 @@ def _orient(image: pyvips.Image, orientation: int) -> pyvips.Image:
 
 
 def _to_display_colour(image: pyvips.Image, colour: str) -> pyvips.Image:
-    """8-bit sRGB (or grey), or Display P3 with its profile kept."""
+    """8-bit sRGB (or grey), or Display P3 with its profile kept.
+
+    colour 'adobergb' (an untagged camera JPEG whose EXIF says Adobe RGB) is given a profile
+    compatible with Adobe RGB (1998) and then converted like any embedded profile; a profile the
+    file carries after all (the scan found none) wins.
+    """
     has_icc = image.get_typeof("icc-profile-data") != 0
+    if colour == "adobergb" and not has_icc and image.bands in (3, 4) and image.interpretation == "srgb":
+        image = image.copy()
+        image.set_type(pyvips.GValue.blob_type, "icc-profile-data", adobe_rgb_profile())
+        colour, has_icc = "convert", True
     if colour == "convert" or image.interpretation == "cmyk":
         try:
             image = image.icc_transform("srgb", embedded=True, intent="perceptual")
@@ -315,6 +326,9 @@ def _with_metadata(image: pyvips.Image, job: ImageJob) -> pyvips.Image:
     image = image.copy()
     if job.keep_metadata:
         image.set_type(pyvips.GValue.gint_type, "orientation", 1)  # the pixels are already upright
+        if job.colour == "adobergb":  # the pixels are sRGB now: the EXIF must no longer say Adobe RGB
+            image.set_type(pyvips.GValue.gstr_type, "exif-ifd2-ColorSpace", "1")
+            image.set_type(pyvips.GValue.gstr_type, "exif-ifd4-InteroperabilityIndex", "R98")
         return image
     for name in image.get_fields():
         if name.startswith("exif-") or name in ("xmp-data", "iptc-data", "jpeg-thumbnail-data", "orientation"):

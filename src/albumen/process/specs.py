@@ -52,7 +52,7 @@ class ImageJob:
     abs_dest_root: str
     format: str  # sniffed source format
     orientation: int
-    colour: str  # 'srgb' | 'p3' | 'convert'
+    colour: str  # 'srgb' | 'p3' | 'convert' | 'adobergb' (untagged, EXIF says Adobe RGB: converted)
     src_width: int  # as displayed
     src_height: int
     frames: int

@@ -83,7 +83,7 @@ def read_image(abs_src_path: str, fmt: str, max_pixels: int) -> tuple[MediaInfo,
             frames = _frame_count(im, fmt)
             exif = _safe(im.getexif) or Image.Exif()
             orientation = _orientation(exif)
-            colour = _colour(im)
+            colour = _colour(im, exif)
             embedded = _embedded(im, exif, notes)
         for w in caught:
             if issubclass(w.category, Image.DecompressionBombWarning):
@@ -153,13 +153,17 @@ def _orientation(exif: Image.Exif) -> int:
     return value if 1 <= value <= 8 else 1
 
 
-def _colour(im: Image.Image) -> str:
-    """What to do with colour: keep sRGB/untagged, keep Display P3 with its profile, else convert."""
+def _colour(im: Image.Image, exif: Image.Exif) -> str:
+    """What to do with colour: keep sRGB/untagged, keep Display P3 with its profile, else convert.
+
+    'adobergb': no profile, but the EXIF says Adobe RGB (see _says_adobe_rgb); converted to sRGB
+    as if it carried an Adobe RGB (1998) profile. An embedded profile always wins over EXIF.
+    """
     icc = im.info.get("icc_profile")
     if im.mode in ("CMYK", "YCbCr", "LAB"):
         return "convert"
     if not icc:
-        return "srgb"
+        return "adobergb" if im.mode in ("RGB", "RGBA") and _safe(_says_adobe_rgb, exif) else "srgb"
     try:
         desc = ImageCms.ImageCmsProfile(io.BytesIO(icc)).profile.profile_description or ""
     except Exception:
@@ -170,6 +174,22 @@ def _colour(im: Image.Image) -> str:
     if "p3" in low:
         return "p3"
     return "convert"
+
+
+def _says_adobe_rgb(exif: Image.Exif) -> bool:
+    """The DCF way cameras set to Adobe RGB mark an untagged JPEG: EXIF ColorSpace 0xFFFF
+    ('Uncalibrated') and InteroperabilityIndex 'R03' (the DCF option file, Adobe RGB). 'R98' is
+    sRGB. ColorSpace 2, which exiftool lists as a non-standard Adobe RGB, is accepted too.
+    A file name starting with '_' (another DCF hint) is not used: names are renamed freely."""
+    space = exif.get_ifd(0x8769).get(0xA001)
+    if space == 2:
+        return True
+    if space != 0xFFFF:
+        return False
+    index = exif.get_ifd(0xA005).get(0x0001)
+    if isinstance(index, bytes):
+        index = index.decode("latin-1")
+    return isinstance(index, str) and index.strip("\x00 ").upper() == "R03"
 
 
 def _text(value) -> str | None:
