@@ -168,6 +168,84 @@ def test_originals_lose_the_place_their_iptc_names(tmp_path):
         assert im.size == (90, 60)
 
 
+_XMP_WITH_PLACES = """<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>
+<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+ <rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/"
+   xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/"
+   xmlns:exif="http://ns.adobe.com/exif/1.0/" xmlns:Iptc4xmpExt="http://iptc.org/std/Iptc4xmpExt/2008-02-29/"
+   xmlns:drone-dji="http://www.dji.com/drone-dji/1.0/"
+   photoshop:Credit="Ann &amp; Bo" photoshop:Country="Lesotho" drone-dji:GpsLatitude="+43.29517">
+  <dc:rights><rdf:Alt><rdf:li xml:lang="x-default">(c) Ann &lt;ann@example.org&gt;</rdf:li>
+   <rdf:li xml:lang="fr">(c) Anne</rdf:li></rdf:Alt></dc:rights>
+  <dc:subject><rdf:Bag><rdf:li>harbour</rdf:li><rdf:li>dusk</rdf:li></rdf:Bag></dc:subject>
+  <xmp:Rating>4</xmp:Rating>
+  <photoshop:City>Marseille</photoshop:City>
+  <exif:GPSLatitude>43,17.71N</exif:GPSLatitude>
+  <Iptc4xmpExt:LocationCreated><rdf:Bag><rdf:li><rdf:Description>
+   <Iptc4xmpExt:City>Vieux-Port</Iptc4xmpExt:City><dc:title>Calanque de Sormiou</dc:title>
+  </rdf:Description></rdf:li></rdf:Bag></Iptc4xmpExt:LocationCreated>
+ </rdf:Description>
+</rdf:RDF></x:xmpmeta>
+<?xpacket end="w"?>"""
+
+
+def test_originals_keep_their_xmp_but_no_place_in_it(tmp_path):
+    """Rights, keywords, rating and credit stay in the download; a place, GPS, a structure (a location)
+    and a property of a namespace Albumen does not know go, wherever they were written."""
+    from defusedxml import ElementTree
+
+    src = tmp_path / "p"
+    original = make_jpeg(src / "port.jpg", size=(90, 60))
+    xmp = b"http://ns.adobe.com/xap/1.0/\x00" + _XMP_WITH_PLACES.encode()
+    extended = b"http://ns.adobe.com/xmp/extension/\x00" + b"0" * 32 + bytes(8) + b"<photoshop:City>Marseille"
+    for payload in (extended, xmp):
+        _with_segment(original, b"\xff\xe1" + (len(payload) + 2).to_bytes(2, "big") + payload)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    published = site / "port" / soup(site / "port" / "index.html").select_one("a.download")["href"]
+    data = published.read_bytes()
+    for place in (b"Marseille", b"Lesotho", b"43,17", b"43.29", b"Vieux-Port", b"Sormiou", b"dji", b"LocationCreated"):
+        assert place not in data
+    with Image.open(published) as im, Image.open(original) as orig:
+        assert im.tobytes() == orig.tobytes()  # copied, not re-encoded
+        packet = im.info["xmp"]
+    rdf = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}"
+    (desc,) = ElementTree.fromstring(packet).iter(f"{rdf}Description")
+    props = {child.tag.split("}")[1]: child for child in desc}
+    assert [(li.get("{http://www.w3.org/XML/1998/namespace}lang"), li.text) for li in props["rights"].iter(f"{rdf}li")] == [
+        ("x-default", "(c) Ann <ann@example.org>"), ("fr", "(c) Anne")]
+    assert [li.text for li in props["subject"].iter(f"{rdf}li")] == ["harbour", "dusk"]
+    assert props["Rating"].text == "4" and props["Credit"].text == "Ann & Bo"
+    assert props["Credit"].tag == "{http://ns.adobe.com/photoshop/1.0/}Credit"
+    assert set(props) == {"rights", "subject", "Rating", "Credit"}
+    assert packet.startswith(b'<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?>')
+    assert packet.endswith(b'<?xpacket end="w"?>')
+    kept = tmp_path / "kept"
+    build_site(src, kept, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\nkeep_metadata = true\n')))
+    kept_original = kept / "port" / soup(kept / "port" / "index.html").select_one("a.download")["href"]
+    assert kept_original.read_bytes() == original.read_bytes()  # keep_metadata: the file as it is
+
+
+def test_an_unreadable_or_placeonly_xmp_is_dropped_whole():
+    from albumen.process.worker import strip_jpeg_location
+
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(buf, "JPEG")
+    jpeg = buf.getvalue()
+    rdf = '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+    for packet in (
+        rdf + '<rdf:Description xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/"><photoshop:Credit>Ann',  # cut
+        rdf + '<rdf:Description xmlns:exif="http://ns.adobe.com/exif/1.0/" exif:GPSLatitude="43,17.71N"/>'
+        "</rdf:RDF></x:xmpmeta>",
+        # an allowlisted name holding a structure is not copied: what it holds is not checked
+        rdf + '<rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:creator rdf:parseType="Resource">'
+        '<dc:title>Marseille</dc:title></dc:creator></rdf:Description></rdf:RDF></x:xmpmeta>',
+    ):
+        payload = b"http://ns.adobe.com/xap/1.0/\x00" + packet.encode()
+        out = strip_jpeg_location(jpeg[:2] + b"\xff\xe1" + (len(payload) + 2).to_bytes(2, "big") + payload + jpeg[2:])
+        assert out == jpeg
+
+
 def test_a_png_whose_xmp_names_a_place_is_published_without_it(tmp_path):
     from PIL import PngImagePlugin
 

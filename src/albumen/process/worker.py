@@ -195,7 +195,8 @@ def _original_bytes(job: ImageJob) -> bytes:
 
 def strip_jpeg_location(data: bytes) -> bytes:
     """Remove where a JPEG was taken, without re-encoding the pixels: the GPS IFD of its EXIF, the
-    place datasets of its IPTC (city, region, country, location), and its XMP (which can repeat both)."""
+    place datasets of its IPTC (city, region, country, location), and from its XMP (which can repeat
+    both) every property but those known not to name a place (see _XMP_KEPT)."""
     out = bytearray(data[:2])
     i = 2
     while i + 4 <= len(data) and data[i] == 0xFF:
@@ -209,8 +210,11 @@ def strip_jpeg_location(data: bytes) -> bytes:
             tiff = _without_gps(payload[6:])
             # unreadable EXIF: dropped rather than risk leaking a location
             segment = b"" if tiff is None else segment[:4] + payload[:6] + tiff
+        elif marker == 0xE1 and payload.startswith(_XMP_HEADER):
+            packet = _xmp_without_place(payload[len(_XMP_HEADER) :])
+            segment = b"" if packet is None else b"\xff\xe1" + (len(packet) + 2).to_bytes(2, "big") + packet
         elif marker == 0xE1 and (payload.startswith(b"http://ns.adobe.com/") or b"xmp" in payload[:40].lower()):
-            segment = b""
+            segment = b""  # Extended XMP (and anything XMP-like but unknown): dropped whole
         elif marker == 0xED:  # APP13: Photoshop resources, where IPTC-IIM lives
             kept = _without_iptc_place(payload)
             segment = b"" if kept is None else b"\xff\xed" + (len(kept) + 2).to_bytes(2, "big") + kept
@@ -330,3 +334,121 @@ def _iptc_without(block: bytes, drop: set[tuple[int, int]]) -> bytes | None:
             out += block[i:end]
         i = end
     return bytes(out)
+
+
+_XMP_HEADER = b"http://ns.adobe.com/xap/1.0/\x00"
+_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+_XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+# The XMP properties a published original keeps, by namespace: (prefix written, local names). An
+# allowlist, not a blocklist: a property not named here (a place, GPS, a drone maker's own
+# coordinates, a structure holding an address such as Iptc4xmpCore:CreatorContactInfo) is dropped.
+# Title, description, headline and keywords are the photographer's words and are kept as IPTC keeps
+# its caption and keywords, even when they name a place: the photo page shows them anyway. For the same
+# reason lr:hierarchicalSubject (Lightroom's keywords, e.g. "Places|France|Paris") is kept like
+# dc:subject. Iptc4xmpCore:AltTextAccessibility is alt text, a description like dc:description.
+_XMP_KEPT: dict[str, tuple[str, frozenset[str]]] = {
+    "http://purl.org/dc/elements/1.1/": ("dc", frozenset({"creator", "rights", "title", "description", "subject"})),
+    "http://ns.adobe.com/xap/1.0/": ("xmp", frozenset({"Rating", "Label", "CreateDate", "CreatorTool"})),
+    "http://ns.adobe.com/xap/1.0/rights/": (
+        "xmpRights", frozenset({"Certificate", "Marked", "Owner", "UsageTerms", "WebStatement"})),
+    "http://ns.adobe.com/photoshop/1.0/": (
+        "photoshop", frozenset({"Credit", "Source", "Headline", "DateCreated", "AuthorsPosition"})),
+    "http://iptc.org/std/Iptc4xmpCore/1.0/xmlns/": ("Iptc4xmpCore", frozenset({"AltTextAccessibility"})),
+    "http://ns.adobe.com/lightroom/1.0/": ("lr", frozenset({"hierarchicalSubject"})),
+}
+
+
+def _xmp_without_place(packet: bytes) -> bytes | None:
+    """An APP1 XMP payload (header included) holding only the allowlisted properties of the packet,
+    rebuilt as a new minimal packet. None (the caller drops the XMP) when nothing is kept, when the
+    packet cannot be read, or when the new one would not fit in one segment."""
+    from ..scan.metadata import parse_xmp_packet
+
+    try:
+        root = parse_xmp_packet(packet)
+    except ValueError:
+        return None
+    rdf = next(root.iter(f"{{{_RDF}}}RDF"), None)
+    if rdf is None:
+        return None
+    kept: dict[tuple[str, str], str] = {}
+    # only the top-level descriptions: one nested in a structure (a location, an ingredient's own
+    # metadata) describes something else
+    for desc in rdf.findall(f"{{{_RDF}}}Description"):
+        for name, value in desc.attrib.items():
+            ns, local = _xmp_name(name)
+            if local in _XMP_KEPT.get(ns, ("", ()))[1]:
+                kept.setdefault((ns, local), ">" + _xml_text(value))
+        for child in desc:
+            ns, local = _xmp_name(child.tag)
+            if local in _XMP_KEPT.get(ns, ("", ()))[1] and (ns, local) not in kept:
+                value = _xmp_simple_value(child)
+                if value is not None:
+                    kept[(ns, local)] = value
+    if not kept:
+        return None
+    used = sorted({ns for ns, _ in kept})
+    xmlns = "".join(f'\n    xmlns:{_XMP_KEPT[ns][0]}="{_xml_text(ns)}"' for ns in used)
+    body = "".join(
+        f"   <{_XMP_KEPT[ns][0]}:{local}{value}</{_XMP_KEPT[ns][0]}:{local}>\n" for (ns, local), value in kept.items()
+    )
+    text = (
+        '<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>\n'
+        '<x:xmpmeta xmlns:x="adobe:ns:meta/">\n'
+        f' <rdf:RDF xmlns:rdf="{_RDF}">\n'
+        f'  <rdf:Description rdf:about=""{xmlns}>\n{body}  </rdf:Description>\n'
+        " </rdf:RDF>\n</x:xmpmeta>\n"
+        '<?xpacket end="w"?>'
+    )
+    out = _XMP_HEADER + text.encode("utf-8")
+    return out if len(out) + 2 <= 0xFFFF else None
+
+
+def _xmp_name(name: str) -> tuple[str, str]:
+    """(namespace, local name) of a Clark-notation tag or attribute; ("", name) without a namespace."""
+    if not name.startswith("{"):
+        return "", name
+    ns, _, local = name[1:].partition("}")
+    return ns, local
+
+
+def _xmp_simple_value(element) -> str | None:
+    """A property element as written back after its opening tag's name: '>text' for a simple value,
+    ' rdf:resource="uri">' for a URI, or '>' plus an rdf:Alt/Seq/Bag of text items (xml:lang kept).
+    None for any other shape (structures, qualifiers, nested resources): not copied, since what a
+    structure holds is not checked."""
+    lang = element.get(_XML_LANG)
+    if set(element.attrib) - {_XML_LANG, f"{{{_RDF}}}resource"}:
+        return None
+    opening = f" xml:lang={_xml_attr(lang)}" if lang is not None else ""
+    children = list(element)
+    if not children:
+        resource = element.get(f"{{{_RDF}}}resource")
+        if resource is not None:
+            return None if (element.text or "").strip() else f" rdf:resource={_xml_attr(resource)}>"
+        return f"{opening}>{_xml_text(element.text or '')}"
+    if element.get(f"{{{_RDF}}}resource") is not None or len(children) != 1 or (element.text or "").strip():
+        return None
+    container = children[0]
+    ns, kind = _xmp_name(container.tag)
+    if ns != _RDF or kind not in ("Alt", "Seq", "Bag") or container.attrib:
+        return None
+    items = []
+    for li in container:
+        if li.tag != f"{{{_RDF}}}li" or len(li) or set(li.attrib) - {_XML_LANG}:
+            return None
+        li_lang = li.get(_XML_LANG)
+        attr = f" xml:lang={_xml_attr(li_lang)}" if li_lang is not None else ""
+        items.append(f"     <rdf:li{attr}>{_xml_text(li.text or '')}</rdf:li>\n")
+    return f"{opening}>\n    <rdf:{kind}>\n{''.join(items)}    </rdf:{kind}>\n   "
+
+
+def _xml_text(text: str) -> str:
+    """Text escaped for an element or a double-quoted attribute (a carriage return survives parsing)."""
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+            .replace("\r", "&#13;"))
+
+
+def _xml_attr(text: str) -> str:
+    return f'"{_xml_text(text)}"'

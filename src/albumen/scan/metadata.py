@@ -435,7 +435,7 @@ def _read_iptc(im: Image.Image) -> dict:
 
 def read_xmp(data: bytes | str) -> dict:
     """The XMP fields Albumen uses, from a packet. Tolerates padding, UTF-16 and Latin-1 packets."""
-    root = _parse_xml(data)
+    root = parse_xmp_packet(data)
     props: dict[tuple[str, str], object] = {}
     for desc in root.iter(f"{{{_NS['rdf']}}}Description"):
         for name, value in desc.attrib.items():
@@ -501,7 +501,9 @@ def _xmp_value(element):
     return element.text or ""
 
 
-def _parse_xml(data: bytes | str):
+def parse_xmp_packet(data: bytes | str):
+    """The root element of an XMP packet (defusedxml: no entities, no external references).
+    Raises ValueError when no reading of it parses."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     if data[:2] in (b"\x00<", b"<\x00", b"\xfe\xff", b"\xff\xfe"):  # UTF-16 packets (ExifTool, old Photoshop)
