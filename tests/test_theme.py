@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import build_site, make_jpeg, soup, write_config
 
 
@@ -130,3 +132,24 @@ def test_the_first_images_of_every_page_load_at_once_and_the_first_first(tmp_pat
     album = soup(site / "a00" / "index.html")
     assert album.select_one(".cards img")["fetchpriority"] == "high"  # the cards come first
     assert [i.get("loading") for i in album.select(".grid img")] == [None] * (EAGER - 3) + ["lazy"]
+
+
+@pytest.mark.parametrize("options", ['formats = ["jpeg"]', 'formats = ["jpeg", "webp"]\n[pages]\nlinks = "index.html"'])
+def test_a_photo_page_prefetches_the_next_photo_and_its_page(tmp_path, options):
+    src = tmp_path / "p"
+    for i in range(3):
+        make_jpeg(src / "A" / f"p{i}.jpg", size=(1800, 1200), date=f"2024:07:01 10:0{i}:00")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, f"[images]\n{options}\n")))
+    webp = "webp" in options
+    for i in range(2):
+        page = soup(site / "a" / f"p{i}" / "index.html")
+        image, next_page = [link["href"] for link in page.find_all("link", rel="prefetch")]
+        assert image.startswith(f"../p{i + 1}/p{i + 1}.") and (site / "a" / f"p{i}" / image).is_file()
+        shown = soup(site / "a" / f"p{i + 1}" / "index.html").select_one(".photo-frame")
+        offered = (shown.source if webp else shown.img)["srcset"]  # the first format <picture> offers
+        assert image.removeprefix(f"../p{i + 1}/") + " 1600w" in offered  # fills a 1920x1080 screen
+        assert image.endswith(".webp" if webp else ".jpg")
+        assert next_page == (f"../p{i + 1}/index.html" if webp else f"../p{i + 1}/")
+        assert page.find("link", rel="next")["href"] == next_page
+    assert soup(site / "a" / "p2" / "index.html").find("link", rel="prefetch") is None  # the last photo
