@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import re
 import threading
 from datetime import datetime
 from pathlib import Path
@@ -432,3 +433,38 @@ def test_the_viewer_goes_on_across_pages_and_back_leads_to_the_grid(tmp_path, br
         context.close()
     finally:
         server.shutdown()
+
+
+def test_with_webp_the_viewer_fetches_and_shows_webp_not_the_jpeg_fallbacks(tmp_path, browser):
+    """The viewer preloaded its neighbours with the JPEG srcset (new Image()), which a browser that
+    shows WebP never uses: every step downloaded a photo twice. It preloads what <picture> picks."""
+    src, site = tmp_path / "src", tmp_path / "site"
+    for n in range(4):
+        make_jpeg(src / "Trip" / f"p{n}.jpg", size=(1800, 1200), color=(40 * n, 90, 160),
+                  date=datetime(2024, 1, 1 + n, 12))
+    conf = tmp_path / "albumen.toml"
+    conf.write_text('[images]\nformats = ["jpeg", "webp"]\n')
+    assert run_cli("build", str(src), "-o", str(site), "-c", str(conf), "-j", "1").exit_code == 0
+    server, url = serve(site)
+    try:
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        pg = context.new_page()
+        pg.goto(url + "trip/")
+        pg.wait_for_load_state("networkidle")
+        requested: list[str] = []
+        pg.on("request", lambda r: requested.append(r.url.rsplit("/", 1)[-1]))
+        pg.click("#p0 a")
+        pg.wait_for_function("() => document.querySelector('.lb .lb-img') && document.querySelector('.lb .lb-img').complete")
+        pg.keyboard.press("ArrowRight")
+        pg.wait_for_url(url + "trip/p1/")
+        pg.wait_for_function("() => document.querySelector('.lb .lb-img').complete")
+        pg.wait_for_load_state("networkidle")
+        shown = pg.evaluate("() => document.querySelector('.lb .lb-img').currentSrc")
+        context.close()
+    finally:
+        server.shutdown()
+    display = [name for name in requested if re.search(r"\.\d+w\.[0-9a-f]+\.(jpg|webp)$", name)]
+    assert [n for n in display if n.endswith(".jpg")] == [], display  # no JPEG fallback fetched
+    webp = {n.split(".")[0] for n in display if n.endswith(".webp")}
+    assert webp == {"p0", "p1", "p2"}, display  # shown p0 and p1, and p1's neighbour p2 preloaded
+    assert re.search(r"/p1\.\d+w\.[0-9a-f]+\.webp$", shown), shown

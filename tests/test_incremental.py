@@ -80,8 +80,9 @@ def test_changed_photo_remakes_only_its_derivatives_and_pages(gallery, tmp_path)
     assert len(remade) == 3  # thumbnail, 640 px and the 900 px source size (never upscaled)
     assert not (old_p2 & set(after)), "old derivatives of the changed photo are removed"
     pages = {k for k in changed(before, after) if k.endswith(".html")}
-    # its page, its album and the stream (the album's cover is p1, so the home page is unchanged)
-    assert pages == {"a/p2/index.html", "a/index.html", "stream/index.html"}
+    # its page, its album, the stream and the page before it (which prefetches its image, renamed);
+    # the album's cover is p1, so the home page is unchanged
+    assert pages == {"a/p2/index.html", "a/p1/index.html", "a/index.html", "stream/index.html"}
     assert "made 3 derivatives of 1 image;" in result.stdout
     assert crawl(site).broken == []
 

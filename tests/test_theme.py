@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import build_site, make_jpeg, soup, write_config
 
 
@@ -98,5 +100,56 @@ def test_grid_tiles_carry_sizes_and_placeholders(tmp_path):
         assert (img["width"], img["height"]) == ("480", "320")
         assert "--w:480;--h:320" in tile["style"] and "background-color:#" in tile["style"]
         assert img.get("loading") == ("lazy" if n >= 8 else None)
+        assert img.get("fetchpriority") == ("high" if n == 0 else None)
         assert img["alt"].startswith(f"Photo {n + 1} of 12, p")
         assert "900w" in img["srcset"] and img["sizes"].endswith("px")
+
+
+EAGER = 8  # images a page loads at once (partials/eager.html)
+
+
+def test_the_first_images_of_every_page_load_at_once_and_the_first_first(tmp_path):
+    """Above the fold, a lazy image waits for layout and delays the Largest Contentful Paint: the
+    first images of a page (album cards, then thumbnails) are eager, the first with high priority."""
+    src = tmp_path / "p"
+    for a in range(10):  # the home page: ten album cards
+        make_jpeg(src / f"A{a:02d}" / "a.jpg")
+    for c in range(3):  # three sub-album cards, then the album's own grid
+        make_jpeg(src / "A00" / f"C{c}" / "c.jpg")
+    for i in range(5):
+        make_jpeg(src / "A00" / f"p{i:02d}.jpg")
+    for i in range(25):  # with a.jpg, three pages: 10, 10, 6
+        make_jpeg(src / "A01" / f"q{i:02d}.jpg", date=f"2024:07:01 10:{i:02d}:00")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, "[pages]\npage_size = 10\n[stream]\npage_size = 20\n")))
+    expected = {"index.html": 10, "a00/index.html": 3 + 6, "a01/index.html": 10, "a01/page/2/index.html": 10,
+                "a01/page/3/index.html": 6, "stream/index.html": 20, "stream/page/2/index.html": 20}
+    for path, count in expected.items():
+        imgs = soup(site / path).find_all("img")
+        assert len(imgs) == count, path
+        assert [i.get("fetchpriority") for i in imgs] == ["high"] + [None] * (count - 1), path
+        assert [i.get("loading") for i in imgs] == [None] * min(count, EAGER) + ["lazy"] * (count - EAGER), path
+    album = soup(site / "a00" / "index.html")
+    assert album.select_one(".cards img")["fetchpriority"] == "high"  # the cards come first
+    assert [i.get("loading") for i in album.select(".grid img")] == [None] * (EAGER - 3) + ["lazy"]
+
+
+@pytest.mark.parametrize("options", ['formats = ["jpeg"]', 'formats = ["jpeg", "webp"]\n[pages]\nlinks = "index.html"'])
+def test_a_photo_page_prefetches_the_next_photo_and_its_page(tmp_path, options):
+    src = tmp_path / "p"
+    for i in range(3):
+        make_jpeg(src / "A" / f"p{i}.jpg", size=(1800, 1200), date=f"2024:07:01 10:0{i}:00")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, f"[images]\n{options}\n")))
+    webp = "webp" in options
+    for i in range(2):
+        page = soup(site / "a" / f"p{i}" / "index.html")
+        image, next_page = [link["href"] for link in page.find_all("link", rel="prefetch")]
+        assert image.startswith(f"../p{i + 1}/p{i + 1}.") and (site / "a" / f"p{i}" / image).is_file()
+        shown = soup(site / "a" / f"p{i + 1}" / "index.html").select_one(".photo-frame")
+        offered = (shown.source if webp else shown.img)["srcset"]  # the first format <picture> offers
+        assert image.removeprefix(f"../p{i + 1}/") + " 1600w" in offered  # fills a 1920x1080 screen
+        assert image.endswith(".webp" if webp else ".jpg")
+        assert next_page == (f"../p{i + 1}/index.html" if webp else f"../p{i + 1}/")
+        assert page.find("link", rel="next")["href"] == next_page
+    assert soup(site / "a" / "p2" / "index.html").find("link", rel="prefetch") is None  # the last photo

@@ -105,6 +105,21 @@ class MediaView:
     def aspect(self) -> float:
         return self.thumb.width / self.thumb.height
 
+    @property
+    def likely_image(self) -> ImageRef:
+        """The file its page most likely shows, for the page before it to prefetch.
+
+        A prefetch has no srcset, so this guesses what <picture> picks (media.html): the first
+        modern format, the first size that fills min(100vw, (100vh - 9rem) * aspect) on a
+        1920x1080 screen (the common desktop one), else the largest. A video page shows its poster.
+        """
+        if self.video:
+            return self.video["poster"]
+        best = (self.modern_sources or [self.fallback])[0].images
+        largest = best[-1]
+        wanted = min(1920, (1080 - 9 * 16) * largest.width / largest.height)
+        return next((img for img in best if img.width >= wanted), largest)
+
 
 
 @dataclass(slots=True)

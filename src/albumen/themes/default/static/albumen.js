@@ -81,13 +81,20 @@
     pic.appendChild(img);
     return pic;
   }
-  function preload(i) {
-    var item = items[i];
-    if (!item || item.k !== "image") return;
-    var img = new Image();
-    img.sizes = sizesFor(item);
-    img.srcset = item.set;
-    img.src = item.src;
+  // The neighbours' files, fetched ahead: the same <picture> as render() makes, so the browser
+  // picks the same candidate (a WebP or AVIF source when the page offers one, not the JPEG
+  // fallback it would never show). Only the current neighbours' are kept: kept, so that a detached
+  // image is not collected mid-fetch; only those, so that a long slideshow does not hold them all.
+  var ahead = {};
+  function preloadAround(i) {
+    var kept = {};
+    [i + 1, i - 1].forEach(function (n) {
+      var item = items[n];
+      if (!item || item.k !== "image") return;
+      var key = n + " " + sizesFor(item);
+      kept[key] = ahead[key] || picture(item, sizesFor(item));
+    });
+    ahead = kept;
   }
   function sizesFor(item) {
     return Math.round(Math.min(innerWidth, innerHeight * item.w / item.h)) + "px";
@@ -177,8 +184,7 @@
     counter.textContent = counter.getAttribute(item.k === "video" ? "data-format-video" : "data-format").replace("%(n)s", item.n).replace("%(total)s", item.of);
     btn("prev").disabled = i === 0 && !item.pv;
     btn("next").disabled = i === items.length - 1 && !item.nx;
-    preload(i + 1);
-    preload(i - 1);
+    preloadAround(i);
   }
 
   function show(i, how) {
