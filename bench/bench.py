@@ -31,6 +31,7 @@ import re
 import shlex
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -803,7 +804,29 @@ def table_full(res: dict) -> str:
                 f"Albumen takes {a['wall'] / f['wall']:.2f}x the floor's wall time "
                 f"({(a['cpu_user'] + a['cpu_sys']) / (f['cpu_user'] + f['cpu_sys']):.2f}x its CPU)."
             )
+        paired = _paired_ratios(res["runs"])
+        if paired:
+            lines.append(
+                "Paired by round (each round runs the tools back to back, so a machine that slows down for a "
+                "while slows all of them): " + "; ".join(paired) + "."
+            )
     return "\n".join(lines)
+
+
+def _paired_ratios(runs: list[dict]) -> list[str]:
+    """Per-round wall-time ratios (Sigal / Albumen, Sigal / floor) and their medians."""
+    rounds: dict[str, dict[str, float]] = {}
+    for r in runs:
+        if r["rc"] == 0:
+            rounds.setdefault(r["label"], {})[r["tool"]] = r["wall"]
+    out = []
+    for other, name in (("Albumen", "Sigal / Albumen"), ("Floor", "Sigal / floor")):
+        ratios = [t["Sigal"] / t[other] for t in rounds.values() if "Sigal" in t and other in t]
+        if len(ratios) > 1:
+            out.append(
+                f"{name} " + ", ".join(f"{x:.2f}" for x in ratios) + f" (median **{statistics.median(ratios):.2f}x**)"
+            )
+    return out
 
 
 def table_nochange(res: dict) -> str:
