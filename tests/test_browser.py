@@ -135,9 +135,29 @@ def test_focus_is_trapped_and_returned(demo_site, page):
         assert page.evaluate("() => document.querySelector('.lb').contains(document.activeElement)")
     page.keyboard.press("Escape")
     page.wait_for_url(url + "mountains/")
-    assert page.evaluate("() => document.activeElement.getAttribute('href')").endswith("mountains/img-0003/")
+    assert page.evaluate("() => document.activeElement.href").endswith("mountains/img-0003/")
     labels = page.evaluate("() => [...document.querySelectorAll('.lb button')].map(b => b.getAttribute('aria-label'))")
     assert all(labels)
+
+
+def test_the_pages_own_addresses_hold_while_the_viewer_shows_a_photo_address(demo_site, page):
+    """Opening the viewer puts the photo's address in the location bar (pushState), which would make
+    every relative URL of the page resolve from the photo's folder: they must still lead where they did."""
+    _, url = demo_site
+    failed = []
+    page.on("response", lambda r: failed.append(r.url) if r.status >= 400 else None)
+    page.goto(url + "mountains/")
+    page.wait_for_selector("html[data-albumen=ready]", state="attached")
+    before = page.evaluate("() => [...document.querySelectorAll('a[href], img[src]')].map(e => e.href || e.src)")
+    page.locator(".grid li:nth-child(3) a").click()
+    page.wait_for_url(url + "mountains/img-0003/")
+    after = page.evaluate("() => [...document.querySelectorAll('a[href], img[src]')].map(e => e.href || e.src)")
+    assert after[: len(before)] == before
+    assert page.evaluate("() => document.querySelector('.grid li:nth-child(5) a').href") == url + "mountains/img-0005/"
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url(url + "mountains/img-0004/")
+    page.wait_for_timeout(300)
+    assert not failed
 
 
 def test_touch_swipe_moves_between_photos(demo_site, browser):

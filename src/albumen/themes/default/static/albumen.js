@@ -203,19 +203,16 @@
     else if (how === "replace") history.replaceState({ albumen: i }, "", url);
   }
 
-  // pushState changes the base URL of this document: pin every relative URL first.
+  // pushState changes the base URL of this document: pin it first, with a <base> of the page's own
+  // address (rewriting every relative URL instead took ~0.1 s on a 200-photo page at 4x CPU).
   var pinned = false;
   function pinUrls() {
     if (pinned) return;
     pinned = true;
-    Array.prototype.forEach.call(doc.querySelectorAll("[src], [srcset], [href]"), function (e) {
-      ["src", "href"].forEach(function (a) {
-        var v = e.getAttribute(a);
-        if (v && v.charAt(0) !== "#" && !/^[a-z]+:/i.test(v)) e.setAttribute(a, abs(v));
-      });
-      var set = e.getAttribute("srcset");
-      if (set) e.setAttribute("srcset", absSet(set));
-    });
+    if (doc.querySelector("base[href]")) return;  // the page has pinned it already
+    var base = doc.createElement("base");
+    base.href = albumUrl;
+    doc.head.insertBefore(base, doc.head.firstChild);
   }
 
   function open(i, fromLink) {
