@@ -525,6 +525,21 @@ def test_placeholders_are_inlined(tmp_path):
         assert max(im.size) <= 8
 
 
+def test_only_the_first_tiles_of_a_page_inline_a_blurred_placeholder(tmp_path):
+    """Below about two screens a lazy thumbnail is fetched before it scrolls into view: its colour is
+    enough there, and the page stays small."""
+    src = tmp_path / "p"
+    for i in range(40):
+        make_jpeg(src / f"p{i:02d}.jpg", size=(60, 40), color=(200, 10 + 5 * i, 10))
+    site = tmp_path / "site"
+    build_site(src, site)
+    tiles = soup(site / "index.html").select(".grid li")
+    assert len(tiles) == 40
+    blurred = ["url(data:image/png;base64," in tile["style"] for tile in tiles]
+    assert blurred == [True] * 36 + [False] * 4
+    assert all("background-color:#" in tile["style"] for tile in tiles)
+
+
 @pytest.mark.parametrize("mode, colour, expected", [
     ("RGBA", (200, 0, 0, 0), (255, 255, 255)),  # transparent: shown on white
     ("LA", (40, 255), (40, 40, 40)),
