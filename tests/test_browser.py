@@ -488,3 +488,30 @@ def test_with_webp_the_viewer_fetches_and_shows_webp_not_the_jpeg_fallbacks(tmp_
     webp = {n.split(".")[0] for n in display if n.endswith(".webp")}
     assert webp == {"p0", "p1", "p2"}, display  # shown p0 and p1, and p1's neighbour p2 preloaded
     assert re.search(r"/p1\.\d+w\.[0-9a-f]+\.webp$", shown), shown
+
+
+def test_the_viewer_from_file_urls_opens_steps_and_closes_onto_its_album(tmp_path, page):
+    """Opened from disk (links = "index.html"), Chromium refuses another file's address in the location
+    bar: the viewer works without it, and closing it stays on the album instead of going back in history."""
+    src = tmp_path / "photos"
+    for i in range(3):
+        make_jpeg(src / "Trip" / f"p{i}.jpg", size=(90, 60), color=(40 * i, 120, 200))
+    config = tmp_path / "albumen.toml"
+    config.write_text('[pages]\nlinks = "index.html"\n')
+    site = tmp_path / "site"
+    assert run_cli("build", str(src), "-o", str(site), "-c", str(config)).exit_code == 0
+    home = (site / "index.html").as_uri()
+    page.goto(home)
+    page.click(".cards a, .grid a")
+    album = (site / "trip" / "index.html").as_uri()
+    page.wait_for_url(album)
+    page.wait_for_selector("html[data-albumen=ready]", state="attached")
+    page.click(".grid li:nth-child(1) a")
+    page.wait_for_selector(".lb .lb-img", state="visible")
+    assert page.evaluate("() => document.activeElement.dataset.lb") == "close"
+    page.keyboard.press("ArrowRight")
+    assert page.locator(".lb-count, [data-lb=count]").first.inner_text().strip().startswith(("Photo 2", "2"))
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(300)
+    assert page.url == album and page.locator(".lb").is_hidden()
+    assert not page.errors

@@ -199,8 +199,14 @@
     current = i;
     render(i);
     var url = items[i].u;
-    if (how === "push") history.pushState({ albumen: i }, "", url);
-    else if (how === "replace") history.replaceState({ albumen: i }, "", url);
+    if (how === "push") pushed = address("pushState", { albumen: i }, url);
+    else if (how === "replace" && pushed) address("replaceState", { albumen: i }, url);
+  }
+  // The photo's address in the location bar, when the browser allows it: from file:// Chromium refuses
+  // any other file's address (the viewer then works without it, and closing it leaves history alone).
+  var pushed = false;
+  function address(method, state, url) {
+    try { history[method](state, "", url); return true; } catch (_) { return false; }
   }
 
   // pushState changes the base URL of this document: pin it first, with a <base> of the page's own
@@ -218,7 +224,7 @@
   function open(i, fromLink) {
     pinUrls();
     opener = fromLink || doc.activeElement;
-    history.replaceState({ albumenScroll: scrollY }, "", albumUrl);
+    address("replaceState", { albumenScroll: scrollY }, albumUrl);
     box.hidden = false;
     root.classList.add("lb-open");
     box.classList.toggle("info-open", infoOpen);
@@ -234,8 +240,9 @@
     stage.textContent = "";
     media = frame = null;
     var state = history.state;
-    if (!fromHistory) history.back();
+    if (!fromHistory && pushed) history.back();
     else if (state && typeof state.albumenScroll === "number") scrollTo(0, state.albumenScroll);
+    pushed = false;
     var link = links[current];
     current = -1;
     (link || opener || grid).focus();
@@ -280,6 +287,7 @@
     var st = e.state;
     if (st && typeof st.albumen === "number") {
       if (box.hidden) { box.hidden = false; root.classList.add("lb-open"); box.classList.toggle("info-open", infoOpen); }
+      pushed = true;  // on an entry of the viewer's: closing goes back from it
       show(st.albumen);
     } else close(true);
   });
@@ -362,7 +370,7 @@
   if (reduced) box.classList.add("reduced-motion");
   var cont = /^#lb-(first|last)(-play)?$/.exec(location.hash);  // arrived from the viewer of the page before or after
   if (cont) {
-    history.replaceState(null, "", albumUrl);
+    address("replaceState", null, albumUrl);
     open(cont[1] === "first" ? 0 : items.length - 1);
     if (cont[2]) startShow();
   }
