@@ -497,6 +497,28 @@ def test_animated_gif_stays_animated(tmp_path):
     assert Image.open(files["thumb"]).format == "JPEG"
 
 
+def test_an_animation_too_big_to_resize_is_published_as_a_still(tmp_path):
+    """A tiny GIF can hold thousands of frames on a huge canvas (the reviewer's 92 KB file: 4,000 frames
+    of 3000x3000 kept a worker busy for many minutes). All its frames together may hold 4 x
+    images.max_pixels; beyond, its first frame is published, and the build says so."""
+    src = tmp_path / "p"
+    src.mkdir()
+    frames = [Image.new("RGB", (60, 40), (i * 50, 255 - i * 50, 0)) for i in range(5)]
+    frames[0].save(src / "anim.gif", save_all=True, append_images=frames[1:], duration=100, loop=0)
+    frames[0].save(src / "short.gif", save_all=True, append_images=frames[1:4], duration=100, loop=0)
+    site = tmp_path / "site"
+    config = write_config(tmp_path, "[images]\nmax_pixels = 2400\n")  # one 60x40 frame: 4 frames fit, not 5
+    result = build_site(src, site, "-c", str(config))
+    assert "anim.gif: an animation of 5 frames of 60x40 is too big to resize" in result.output
+    assert "short.gif" not in result.output
+    files = outputs(site, "anim")
+    assert set(files) == {"thumb", "60w"}
+    with Image.open(files["60w"]) as im:
+        assert im.format == "JPEG" and im.size == (60, 40)
+    with Image.open(outputs(site, "short")["60w.gif"]) as im:
+        assert im.n_frames == 4
+
+
 def test_decompression_bomb_limit_is_configurable(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "big.jpg", size=(400, 300))
