@@ -305,6 +305,73 @@ def test_killed_build_then_rebuild_gives_a_complete_site(tmp_path):
     assert not [p for p in site.rglob(".albumen-tmp-*")]
 
 
+def _build_in_background(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path, list[int]]:
+    """A build of 40 big photos, started in a process of its own and caught with its workers busy."""
+    src = tmp_path / "photos"
+    for i in range(40):
+        make_jpeg(src / f"album{i % 3}" / f"p{i:02d}.jpg", size=(2400, 1600), color=(i * 5, 100, 200))
+    site = tmp_path / "site"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "albumen", "build", str(src), "-o", str(site), "-j", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(site.rglob("*.thumb.*.jpg"))) < 3:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the build finished before it could be interrupted"
+    workers = [int(p) for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()]
+    assert workers
+    return proc, src, site, workers
+
+
+def _gone(pids: list[int], seconds: float = 10) -> bool:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_stops_a_build_like_ctrl_c(tmp_path):
+    """A service manager, `timeout` or a cancelled CI job sends SIGTERM: the build stops its workers
+    and says it was interrupted, instead of vanishing and leaving them running."""
+    proc, src, site, workers = _build_in_background(tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "interrupted" in err
+    assert _gone(workers)
+    result = run_cli("build", str(src), "-o", str(site), "-j", "2")
+    assert result.exit_code == 0 and "40 photos" in result.stdout
+    assert not list(site.rglob(".albumen-tmp-*"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")
+def test_workers_die_with_a_killed_build(tmp_path):
+    """SIGKILL (the OOM killer, kill -9) gives the build no chance to stop its workers: the kernel does."""
+    proc, _, _, workers = _build_in_background(tmp_path)
+    try:
+        for pid in workers:  # stopped, a worker cannot notice by itself that its build is gone
+            os.kill(pid, signal.SIGSTOP)
+        proc.kill()  # the build process only, not its process group
+        proc.wait(timeout=30)  # (not its pipes: the workers hold them while they live)
+        assert _gone(workers)
+    finally:
+        for pid in workers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def _build_watching_pages(src: Path, site: Path, tmp_path: Path, monkeypatch):
     """Build with one process (results arrive one by one, in order), noting which pages exist
     when the images are all made and how often each page is rendered."""

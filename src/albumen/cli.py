@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import signal
 import sys
 import threading
 import time
@@ -15,6 +18,25 @@ from .errors import AlbumenError, UsageError
 from .report import plural
 
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130  # usage and config errors carry their own status (2)
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (a service manager, `timeout`, a CI job cancelled) stops a build or the server as Ctrl-C
+    does: workers stopped, temporary files removed, the cache consistent. By default the process would
+    vanish at once and leave its workers running."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: nothing to install
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class PlainReporter:
@@ -191,7 +213,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
     from .build import BuildOptions
     from .build import build as run_build
 
-    with WorkerPool(jobs or 0) as pool:
+    with _sigterm_as_interrupt(), WorkerPool(jobs or 0) as pool:
         if force or not (out / "index.html").is_file():
             pool.start()  # a first build has work for the workers: they start while the build gets ready
 
@@ -308,12 +330,19 @@ def serve(source, output, config_path, host, port, open_browser, no_watch, jobs)
         def builder(loaded_config, build_options):
             return run_build(loaded_config, build_options)
 
-        status = run_serve(options, builder, echo=lambda text: click.echo(text, err=text.startswith(("warning", "rebuild failed", "config not"))))
+        with _sigterm_as_interrupt():
+            status = run_serve(
+                options, builder,
+                echo=lambda text: click.echo(text, err=text.startswith(("warning", "rebuild failed", "config not"))),
+            )
     except AlbumenError as exc:
         fail(exc)
         return
     except OSError as exc:
-        fail(UsageError(f"cannot serve on {host}:{port}: {exc.strerror}", hint="try another --port"))
+        if exc.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
+            fail(UsageError(f"cannot serve on {host}:{port}: {exc.strerror}", hint="try another --port"))
+        else:
+            fail(UsageError(f"serving stopped: {exc.strerror or exc}"))
         return
     sys.exit(status)
 

@@ -55,6 +55,23 @@ def _keep_freed_memory() -> None:
     libc.mallopt(m_trim_threshold, 512 << 20)
 
 
+def _die_with_parent() -> None:
+    """Have the kernel kill this worker when the process that started it dies (SIGKILL, a crash): an
+    orphan would otherwise finish its task, however long, with no one to take the result."""
+    import ctypes
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        return
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() == 1:  # the parent died before that was set
+        os._exit(1)
+
+
 def _worker_start() -> None:
     """Runs once in every new worker, while the build is still scanning."""
     import gc
@@ -64,6 +81,7 @@ def _worker_start() -> None:
     # not walk (and so copy) the inherited objects. Freezing them is free and keeps workers small.
     gc.freeze()
     _keep_freed_memory()
+    _die_with_parent()
     # A library's warning would be printed raw, over the progress display: the scan reports what the
     # decoders warn about for each file (see scan.metadata.read_image), once, as a warning of the build.
     warnings.simplefilter("ignore")

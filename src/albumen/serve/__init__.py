@@ -160,8 +160,8 @@ def serve(
         watched = [str(options.source)]
         if options.config_path is not None:
             watched.append(str(Path(options.config_path).resolve()))
-        if theme is not None and theme.is_dir():
-            watched.append(str(theme))
+        if theme is not None:  # its templates and static files, not whatever else the folder holds
+            watched += [str(theme / part) for part in ("templates", "static") if (theme / part).is_dir()]
         names = {Change.added: "added", Change.modified: "modified", Change.deleted: "deleted"}
         for batch in watch(
             *watched, stop_event=options.stop, debounce=options.debounce_ms, step=50, rust_timeout=500,
