@@ -272,6 +272,27 @@ def test_other_host_names_are_refused_on_loopback(static_server):
     assert raw_get(port, "/", {"Host": f"localhost:{port}"})[0] == 200
 
 
+def test_every_loopback_address_checks_host_names(tmp_path):
+    """--host 127.0.0.2 is loopback too (no warning is given for it): a page elsewhere must not read
+    the site through its own name there either (DNS rebinding)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html><body>home</body></html>")
+    server = SiteServer(str(site), "127.0.0.2", 0)
+    server.start()
+    try:
+        port = server.httpd.server_address[1]
+        conn = http.client.HTTPConnection("127.0.0.2", port, timeout=10)
+        for host, status in (("attacker.example", 421), (f"127.0.0.2:{port}", 200), (f"localhost:{port}", 200)):
+            conn.request("GET", "/", headers={"Host": host})
+            response = conn.getresponse()
+            response.read()
+            assert response.status == status, host
+        conn.close()
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize("failing", [2, 1])
 def test_an_unexpected_error_in_a_build_keeps_the_server_and_the_last_good_site(tmp_path, failing):
     """failing: which build raises, a rebuild (2: the last good site stays, the error shown over it)

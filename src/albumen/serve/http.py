@@ -92,7 +92,10 @@ class SiteServer:
             site = server
 
         self.httpd = ThreadingHTTPServer((host, port), Handler)
-        self.loopback = host in ("127.0.0.1", "localhost", "::1")
+        from . import is_loopback
+
+        self.loopback = is_loopback(host)  # 127.0.0.2 too: its name is checked like 127.0.0.1's
+        self.own_name = host.lower()
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="albumen-http", daemon=True)
 
@@ -129,7 +132,7 @@ class SiteHandler(BaseHTTPRequestHandler):
     def _handle(self, head: bool) -> None:
         if self.site.loopback:  # DNS rebinding: a page elsewhere must not read this site through its own name
             host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]").lower()
-            if host not in ("127.0.0.1", "localhost", "::1", ""):
+            if host not in ("127.0.0.1", "localhost", "::1", "", self.site.own_name):
                 return self._fail(HTTPStatus.MISDIRECTED_REQUEST)
         raw_path = urlsplit(self.path).path
         if raw_path == EVENTS_PATH and self.site.live:
