@@ -188,3 +188,15 @@ def test_lists_of_files_in_messages_read_the_same_everywhere():
     assert some([f"{i}.jpg" for i in range(5)]) == "0.jpg, 1.jpg, 2.jpg, 3.jpg, 4.jpg"
     assert some([f"{i}.jpg" for i in range(8)]) == "0.jpg, 1.jpg, 2.jpg, 3.jpg, 4.jpg and 3 more"
     assert (plural(1, "file"), plural(0, "file"), plural(2, "file")) == ("1 file", "0 files", "2 files")
+
+
+def test_file_names_cannot_send_control_sequences_to_the_terminal(tmp_path):
+    """A name is printed as it is in skip lines and warnings: an escape in it could clear the screen,
+    move the cursor over the summary or write to the clipboard (OSC 52)."""
+    src = tmp_path / "photos"
+    make_jpeg(src / "A" / "ok.jpg")
+    (src / "A" / "x\x1b]52;c;cHduZWQ=\x07\x1b[2J\rbad.jpg").write_bytes(b"\xff\xd8\xff\xe0 not a real jpeg")
+    result = run_cli("build", str(src), "-o", str(tmp_path / "site"))
+    assert result.exit_code == 0
+    assert "\x1b" not in result.output and "\x07" not in result.output and "\r" not in result.output
+    assert "skipped: A/x\\x1b]52;c;cHduZWQ=\\x07\\x1b[2J\\x0dbad.jpg" in result.output

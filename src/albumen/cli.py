@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import re
 import signal
 import sys
 import threading
@@ -18,6 +19,17 @@ from .errors import AlbumenError, UsageError
 from .report import plural
 
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130  # usage and config errors carry their own status (2)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: object) -> str:
+    """Text for the terminal: control characters (from file names, EXIF, sidecars) shown as \\xNN, so a
+    name cannot move the cursor, clear the screen or write to the clipboard (OSC 52)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def _say(text: object = "", err: bool = False) -> None:
+    click.echo(printable(text), err=err)
 
 
 @contextlib.contextmanager
@@ -52,7 +64,7 @@ class PlainReporter:
 
     def _end_phase(self) -> None:
         if self.name in self.DONE and self.count and self.verbosity >= 1:
-            click.echo(self.DONE[self.name].format(n=self.count, s="" if self.count == 1 else "s"))
+            _say(self.DONE[self.name].format(n=self.count, s="" if self.count == 1 else "s"))
 
     def phase(self, name: str, total: int | None = None) -> None:
         self._end_phase()
@@ -61,11 +73,11 @@ class PlainReporter:
     def advance(self, detail: str = "") -> None:
         self.count += 1
         if self.verbosity >= 2 and detail:
-            click.echo(f"  {detail}")
+            _say(f"  {detail}")
 
     def note(self, text: str) -> None:
         if self.verbosity >= 2:
-            click.echo(text)
+            _say(text)
 
     def close(self) -> None:
         self._end_phase()
@@ -140,7 +152,7 @@ class RichReporter:
 
     def note(self, text: str) -> None:
         if self.verbosity >= 2:
-            self.progress.console.print(text, markup=False, highlight=False)
+            self.progress.console.print(printable(text), markup=False, highlight=False)
 
     def close(self) -> None:
         if self.task is not None:
@@ -159,7 +171,7 @@ def _reporter(verbosity: int):
 
 
 def fail(exc: AlbumenError) -> None:
-    click.echo(f"error: {exc}", err=True)
+    _say(f"error: {exc}", err=True)
     sys.exit(exc.exit_code)
 
 
@@ -230,7 +242,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
             report = run_build(loaded, options, reporter, pool)
         except KeyboardInterrupt:
             reporter.close()
-            click.echo("interrupted: the site may be incomplete; build again to finish it", err=True)
+            _say("interrupted: the site may be incomplete; build again to finish it", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except AlbumenError as exc:
             reporter.close()
@@ -239,7 +251,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
     reporter.close()
     _print_report(report, verbosity)
     if strict and report.problems:
-        click.echo("--strict: failing because files were skipped or warnings were given", err=True)
+        _say("--strict: failing because files were skipped or warnings were given", err=True)
         sys.exit(EXIT_FAILED)
 
 
@@ -265,28 +277,28 @@ def _print_report(report, verbosity: int) -> None:
     limit = None if verbosity >= 2 else 20
     shown = report.warnings if limit is None else report.warnings[:limit]
     for warning in shown:
-        click.echo(f"warning: {warning}", err=True)
+        _say(f"warning: {warning}", err=True)
     if limit is not None and len(report.warnings) > limit:
-        click.echo(f"warning: … and {len(report.warnings) - limit} more warnings (use -vv to see all)", err=True)
+        _say(f"warning: … and {len(report.warnings) - limit} more warnings (use -vv to see all)", err=True)
     for note in report.notes:
         if verbosity >= 1:
-            click.echo(f"note: {note}")
+            _say(f"note: {note}")
     for skipped in report.skipped:
-        click.echo(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
+        _say(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
     if report.ignored and verbosity >= 1:
         what = "a photo or video" if report.ignored == 1 else "photos or videos"
-        click.echo(f"ignored {plural(report.ignored, 'file')} that {'is' if report.ignored == 1 else 'are'} not {what}")
+        _say(f"ignored {plural(report.ignored, 'file')} that {'is' if report.ignored == 1 else 'are'} not {what}")
     if verbosity >= 1 and report.unchanged:
-        click.echo("nothing changed since the last build")
+        _say("nothing changed since the last build")
     if verbosity >= 1:
-        click.echo(
+        _say(
             f"made {plural(report.derivatives_made, 'derivative')} of {plural(report.images_processed, 'image')}"
             + (f" ({report.derivatives_moved} more moved, not re-made)" if report.derivatives_moved else "")
             + "; "
             f"rendered {plural(report.pages_rendered, 'page')}, wrote {plural(report.pages_written, 'file')}; "
             f"removed {plural(report.stale_removed, 'stale file')}"
         )
-    click.echo(
+    _say(
         f"built {plural(report.albums, 'album')}, {plural(report.photos, 'photo')}, {plural(report.videos, 'video')}, "
         f"{len(report.skipped)} skipped in {report.seconds:.1f} s -> {report.output}"
     )
@@ -333,7 +345,7 @@ def serve(source, output, config_path, host, port, open_browser, no_watch, jobs)
         with _sigterm_as_interrupt():
             status = run_serve(
                 options, builder,
-                echo=lambda text: click.echo(text, err=text.startswith(("warning", "rebuild failed", "config not"))),
+                echo=lambda text: _say(text, err=text.startswith(("warning", "rebuild failed", "config not"))),
             )
     except AlbumenError as exc:
         fail(exc)
@@ -382,7 +394,7 @@ def init(directory: Path, source: Path | None) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     with open(target, "x", encoding="utf-8") as f:
         f.write(text)
-    click.echo(f"wrote {target}: every setting with its default, commented out")
+    _say(f"wrote {target}: every setting with its default, commented out")
 
 
 @main.command()
@@ -440,27 +452,27 @@ def links(source, output, config_path, rotate) -> None:
             rotations = rotate_link(wanted, config.private_rotations)
         dirs = private_links(gallery, config)
         for warning in rotation_warnings(marked_private(gallery), config):
-            click.echo(f"warning: {warning}", err=True)
+            _say(f"warning: {warning}", err=True)
     except AlbumenError as exc:
         fail(exc)
         return
     if not dirs:
-        click.echo("no private albums (mark one with 'private: true' in its index.md, or list it in 'private')")
+        _say("no private albums (mark one with 'private: true' in its index.md, or list it in 'private')")
         return
     secret = load_secret(create=False)
-    click.echo(f"secret: {secret.origin}")
+    _say(f"secret: {secret.origin}")
     for uri, folder in dirs.items():
         album = gallery.albums[uri]
         link = absolute_url(config.url, f"{folder}/") if config.url else f"{folder}/"
         state = "" if is_published(album) else "  (nothing to show yet: not published)"
         marker = " <- new link" if rotate is not None and uri == rotate.replace("\\", "/").strip("/") else ""
-        click.echo(f"{uri}: {link}{state}{marker}")
+        _say(f"{uri}: {link}{state}{marker}")
     if rotate is not None:
-        click.echo(f"build again to publish the new link; the old {PRIVATE_DIR}/… folder is then removed")
+        _say(f"build again to publish the new link; the old {PRIVATE_DIR}/… folder is then removed")
         # this gallery's private albums only (the local record is shared by every gallery of this machine)
         table = ", ".join(f"{_toml_string(uri)} = {rotations[uri]}" for uri in sorted(dirs) if rotations.get(uri))
         where = loaded.path or f"{CONFIG_NAME} in the folder you build from (or the file you give with -c)"
-        click.echo(
+        _say(
             f"the rotation is recorded on this machine only ({rotations_path()}); for every machine that builds "
             f"the site (CI with ALBUMEN_SECRET too) to publish the new link, put this line in {where}, "
             f"above its first [section]:\nprivate_rotations = {{ {table} }}"
@@ -494,12 +506,12 @@ def demo(directory: Path, force: bool) -> None:
     from .demo import MARKER, write_demo
 
     if (directory / MARKER).exists() and not force:
-        click.echo(f"{directory} already holds the demo photos; left as they are")
+        _say(f"{directory} already holds the demo photos; left as they are")
         return
     if directory.exists() and any(directory.iterdir()) and not force:
         fail(UsageError(f"{directory} is not empty", hint="choose a new folder, or pass --force (existing files are kept)"))
     count = write_demo(directory)
-    click.echo(f"wrote {count} demo files to {directory}")
+    _say(f"wrote {count} demo files to {directory}")
 
 
 if __name__ == "__main__":  # pragma: no cover
