@@ -153,3 +153,14 @@ def test_a_photo_page_prefetches_the_next_photo_and_its_page(tmp_path, options):
         assert next_page == (f"../p{i + 1}/index.html" if webp else f"../p{i + 1}/")
         assert page.find("link", rel="next")["href"] == next_page
     assert soup(site / "a" / "p2" / "index.html").find("link", rel="prefetch") is None  # the last photo
+
+
+def test_meta_descriptions_read_as_the_text_does():
+    """Inline markup leaves no stray space ('albumen demo : every' from `albumen demo`: every);
+    paragraphs and line breaks still separate words."""
+    from albumen.render.views import plain_text
+
+    assert plain_text("<p>by <code>albumen demo</code>: every <em>one</em></p><p>Next<br>line</p>") == (
+        "by albumen demo: every one Next line"
+    )
+    assert plain_text("<p><a href='x'>Link</a>, then</p>") == "Link, then"

@@ -204,12 +204,15 @@ class SiteView:
     nav: list[Link] = field(default_factory=list)
 
 
-_TAGS = re.compile(r"<[^>]+>")
+_TAGS = re.compile(r"<\s*/?\s*([a-zA-Z][a-zA-Z0-9]*)?[^>]*>")
+_INLINE = {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "del", "dfn", "em", "i", "ins", "kbd", "mark", "q",
+           "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var"}
 
 
 def plain_text(markup: str, limit: int = 300) -> str:
     """Text of an HTML fragment, for alt text and meta descriptions."""
-    text = html.unescape(_TAGS.sub(" ", markup))
+    # a tag inside a line ("by <code>albumen demo</code>: every") leaves no space; a block or a break does
+    text = html.unescape(_TAGS.sub(lambda m: "" if (m.group(1) or "").lower() in _INLINE else " ", markup))
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
