@@ -305,6 +305,38 @@ def _exif_and_scan(jpeg: bytes) -> tuple[int, int]:
     return exif, i
 
 
+_PAGE_NAMES = {"index.html", "404.html"}
+_MEDIA_EXTENSIONS = {".jpg", ".png", ".gif", ".webp", ".avif", ".tif", ".bmp", ".heic", ".mp4", ".webm", ".vtt"}
+
+
+def test_originals_take_their_extension_from_their_format_never_their_name(tmp_path):
+    """Media are recognised by content: a JPEG named x.html with a script in its comment was published
+    as x.original.HASH.html, a page of the gallery's origin (and y.php a script on a PHP host)."""
+    src = tmp_path / "p"
+    src.mkdir()
+    script = b"<html><script>window.pwned=1</script>"
+    Image.new("RGB", (60, 40), (200, 40, 40)).save(src / "x.html", "JPEG", comment=script)
+    Image.new("P", (60, 40), 3).save(src / "y.php", "GIF", comment=script)
+    Image.new("RGB", (60, 40), (20, 40, 200)).save(src / "z.shtml", "JPEG", comment=script)
+    make_jpeg(src / "plain.jpeg")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    expected = {"x": ("jpg", "x.jpg"), "y": ("gif", "y.gif"), "z": ("jpg", "z.jpg"), "plain": ("jpg", "plain.jpeg")}
+    for slug, (ext, download) in expected.items():
+        link = soup(site / slug / "index.html").select_one("a.download")
+        assert link["href"].endswith(f".original.{link['href'].split('.')[-2]}.{ext}"), link["href"]
+        assert link["download"] == download
+        if slug != "plain":  # the file as it was, but named for what it is
+            assert script in (site / slug / link["href"]).read_bytes()
+    for path in site.rglob("*"):
+        if path.is_file() and path.relative_to(site).parts[0] != "static":
+            rel = path.relative_to(site)
+            if path.suffix == ".html":
+                assert path.name in _PAGE_NAMES, rel
+            elif path.suffix not in (".xml", ".txt", ".json"):
+                assert path.suffix in _MEDIA_EXTENSIONS, rel
+
+
 @needs_corpus
 def test_corpus_iptc_places_never_reach_a_published_original(tmp_path):
     src = tmp_path / "p"
