@@ -305,6 +305,134 @@ def _exif_and_scan(jpeg: bytes) -> tuple[int, int]:
     return exif, i
 
 
+_PAGE_NAMES = {"index.html", "404.html"}
+_MEDIA_EXTENSIONS = {".jpg", ".png", ".gif", ".webp", ".avif", ".tif", ".bmp", ".heic", ".mp4", ".webm", ".vtt"}
+
+
+def test_originals_take_their_extension_from_their_format_never_their_name(tmp_path):
+    """Media are recognised by content: a JPEG named x.html with a script in its comment was published
+    as x.original.HASH.html, a page of the gallery's origin (and y.php a script on a PHP host)."""
+    src = tmp_path / "p"
+    src.mkdir()
+    script = b"<html><script>window.pwned=1</script>"
+    Image.new("RGB", (60, 40), (200, 40, 40)).save(src / "x.html", "JPEG", comment=script)
+    Image.new("P", (60, 40), 3).save(src / "y.php", "GIF", comment=script)
+    Image.new("RGB", (60, 40), (20, 40, 200)).save(src / "z.shtml", "JPEG", comment=script)
+    make_jpeg(src / "plain.jpeg")
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    expected = {"x": ("jpg", "x.jpg"), "y": ("gif", "y.gif"), "z": ("jpg", "z.jpg"), "plain": ("jpg", "plain.jpeg")}
+    for slug, (ext, download) in expected.items():
+        link = soup(site / slug / "index.html").select_one("a.download")
+        assert link["href"].endswith(f".original.{link['href'].split('.')[-2]}.{ext}"), link["href"]
+        assert link["download"] == download
+        if slug != "plain":  # the file as it was, but named for what it is
+            assert script in (site / slug / link["href"]).read_bytes()
+    for path in site.rglob("*"):
+        if path.is_file() and path.relative_to(site).parts[0] != "static":
+            rel = path.relative_to(site)
+            if path.suffix == ".html":
+                assert path.name in _PAGE_NAMES, rel
+            elif path.suffix not in (".xml", ".txt", ".json"):
+                assert path.suffix in _MEDIA_EXTENSIONS, rel
+
+
+_SECRET_SECONDS = 56789  # the GPS latitude's seconds, x 1000: 56.789"
+_SECRET_DATUM = "ZQXDATUM"
+
+
+def _exif(gps: bool) -> bytes:
+    from PIL.TiffImagePlugin import IFDRational
+
+    exif = Image.Exif()
+    exif[0x013B] = "Ann"
+    if gps:
+        place = exif.get_ifd(0x8825)
+        place[1] = "N"
+        place[2] = (IFDRational(12, 1), IFDRational(34, 1), IFDRational(_SECRET_SECONDS, 1000))
+        place[0x12] = _SECRET_DATUM
+    return exif.tobytes()
+
+
+def _jpeg(colour, exif: bytes) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (64, 48), colour).save(buf, "JPEG", quality=90, exif=exif)
+    return buf.getvalue()
+
+
+def _hidden_location(kind: str, path: Path) -> None:
+    """A JPEG whose location the marker walk used to miss: behind a junk byte or fill bytes before the
+    EXIF, in an MPO's second frame, or in a JPEG appended after the first one's end."""
+    if kind in ("junk", "fill"):
+        data = _jpeg((200, 40, 40), _exif(gps=True))
+        at = data.index(b"\xff\xe1")  # the EXIF, after the JFIF segment
+        path.write_bytes(data[:at] + (b"\x00" if kind == "junk" else b"\xff\xff\xff") + data[at:])
+    elif kind == "mpo":
+        first, second = Image.new("RGB", (64, 48), (200, 40, 40)), Image.new("RGB", (64, 48), (10, 200, 40))
+        second.encoderinfo = {"exif": _exif(gps=True)}
+        first.save(path, "MPO", save_all=True, append_images=[second], exif=_exif(gps=False))
+        with Image.open(path) as im:
+            assert im.format == "MPO" and im.n_frames == 2
+            im.seek(1)
+            assert im.getexif().get_ifd(0x8825)
+    else:
+        path.write_bytes(_jpeg((200, 40, 40), _exif(gps=False)) + _jpeg((10, 200, 40), _exif(gps=True)))
+
+
+@pytest.mark.parametrize("kind", ["junk", "fill", "mpo", "appended"])
+def test_originals_lose_a_location_hidden_from_a_simple_marker_walk(tmp_path, kind):
+    from PIL import ImageSequence
+
+    src = tmp_path / "p"
+    src.mkdir()
+    source = src / f"{kind}.{'mpo' if kind == 'mpo' else 'jpg'}"
+    _hidden_location(kind, source)
+    assert _SECRET_DATUM.encode() in source.read_bytes()
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    link = soup(site / kind / "index.html").select_one("a.download")
+    assert link["href"].endswith(".jpg") and link["download"] == f"{kind}.jpg"
+    data = (site / kind / link["href"]).read_bytes()
+    assert _SECRET_DATUM.encode() not in data
+    for order in ("big", "little"):
+        assert _SECRET_SECONDS.to_bytes(4, order) + (1000).to_bytes(4, order) not in data
+    with Image.open(io.BytesIO(data)) as im, Image.open(source) as orig:
+        assert im.format == "JPEG"  # an MPO's other frames are gone, and its index of them
+        for frame in ImageSequence.Iterator(im):
+            assert not frame.getexif().get_ifd(0x8825)
+        assert im.getexif().get(0x013B) == "Ann"
+        assert im.tobytes() == orig.tobytes()  # the first frame's pixels, copied as they were
+
+
+def test_a_jpeg_structure_that_cannot_be_followed_is_not_copied():
+    from albumen.process.worker import strip_jpeg_location
+
+    good = _jpeg((200, 40, 40), _exif(gps=True))
+    at = good.index(b"\xff\xe1")
+    assert strip_jpeg_location(good) is not None
+    assert strip_jpeg_location(good[:at] + b"\xff\xe1\xff\xff" + good[at + 4 :]) is None  # runs past the end
+    assert strip_jpeg_location(good[:at] + b"\xff\xd8" + good[at:]) is None  # a second image start
+    assert strip_jpeg_location(good[:at]) is None  # no image data at all
+    truncated = good[: len(good) - 10]  # cut inside the scan: kept up to there, location gone
+    assert _SECRET_DATUM.encode() not in strip_jpeg_location(truncated)
+
+
+def test_an_original_whose_structure_cannot_be_followed_is_published_from_its_pixels(tmp_path):
+    """Decodable, but a segment after the scan claims to run past the end: the walk cannot be sure
+    where a location might be, so the original is made from the pixels, without metadata."""
+    src = tmp_path / "p"
+    src.mkdir()
+    good = _jpeg((200, 40, 40), _exif(gps=True))
+    (src / "odd.jpg").write_bytes(good[:-2] + b"\xff\xe1\xff\xff" + _SECRET_DATUM.encode())
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    data = (site / "odd" / soup(site / "odd" / "index.html").select_one("a.download")["href"]).read_bytes()
+    assert _SECRET_DATUM.encode() not in data
+    with Image.open(io.BytesIO(data)) as im:
+        assert im.format == "JPEG" and im.size == (64, 48)
+        assert not im.getexif().get_ifd(0x8825)
+
+
 @needs_corpus
 def test_corpus_iptc_places_never_reach_a_published_original(tmp_path):
     src = tmp_path / "p"

@@ -38,6 +38,16 @@ ANIMATION_PIXELS = 4  # an animation's frames may hold this many times images.ma
 
 _LOOKS: dict = {}  # interned looks and tuples of them: a library has few distinct sizes and settings
 DIGEST_LENGTH = 10  # of the content+recipe hash in a derivative's name (derivative_hash's default)
+# A copied original's extension, from its format as recognised by content (scan.sniff), never from its
+# name: a JPEG named poly.html would be served as a page (and poly.php run on a PHP host). An MPO is
+# published as a plain JPEG: worker.strip_jpeg_location keeps its first image only.
+ORIGINAL_EXTENSIONS = {
+    "jpeg": "jpg", "mpo": "jpg", "png": "png", "gif": "gif", "webp": "webp", "tiff": "tif", "bmp": "bmp",
+    "heif": "heic", "avif": "avif",
+}
+# Other spellings of those extensions, which a download name may keep.
+_SAME_EXTENSIONS = {"jpg": {"jpg", "jpeg", "jpe", "jfif"}, "tif": {"tif", "tiff"}, "heic": {"heic", "heif", "hif"},
+                    "bmp": {"bmp", "dib"}}
 
 
 @dataclass(slots=True)
@@ -363,14 +373,27 @@ def _video_job(
 
 def _namer(media: Media, job_text: str, progressive: bool):
     """Makes a derivative's (look, hash): it is named slug.TAG.HASH.EXT, the hash covering content and recipe."""
-    own_ext = os.path.splitext(media.name)[1].lstrip(".").lower() or "bin"
+    own_ext = ORIGINAL_EXTENSIONS.get(media.info.format or "")
 
     def named(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False):
-        look = Look(role, tag, EXTENSIONS.get(fmt, own_ext), w, h, fmt, quality, crop, anim)
+        ext = own_ext if fmt == "copy" else EXTENSIONS[fmt]
+        if ext is None:  # not reached: only the formats above are images (see scan.sniff)
+            raise ValueError(f"no published extension for a {media.info.format!r} original")
+        look = Look(role, tag, ext, w, h, fmt, quality, crop, anim)
         look = _LOOKS.setdefault(look, look)
         return look, derivative_hash(media.content_hash, recipe_text(look, job_text, progressive), DIGEST_LENGTH)
 
     return named
+
+
+def download_name(name: str, published: str) -> str:
+    """The name a visitor saves an original under: its own name, but with the extension of the file
+    published (from its format) unless the name already has one for that format."""
+    ext = published.rsplit(".", 1)[-1]
+    stem, own = os.path.splitext(name)
+    if own.lstrip(".").lower() in _SAME_EXTENSIONS.get(ext, {ext}):
+        return name
+    return f"{stem or name}.{ext}"
 
 
 def _file_name(dest_dir: str, look: Look, digest: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 from ..errors import ProcessingError, described
 from ..fsutil import OutsideRoot, check_inside, forget_resolved, write_atomic
@@ -149,7 +150,7 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
         for spec in moving:
             _write(job, spec, engine.encode(_resize_frames(frames, spec), spec, job), written)
     for spec in originals:
-        _write(job, spec, _original_bytes(job), written)
+        _write(job, spec, _original_bytes(job, spec), written)
     if placeholder is None and job.placeholder and job.placeholder_source:
         placeholder = engine.placeholder_of_file(job.placeholder_source)
     return placeholder
@@ -182,30 +183,65 @@ def _resize_frames(frames, spec: OutputSpec):
     return out
 
 
-def _original_bytes(job: ImageJob) -> bytes:
+def _original_bytes(job: ImageJob, spec: OutputSpec) -> bytes:
     """The original file, with its location removed unless metadata is kept."""
     with open(job.abs_src_path, "rb") as f:
         data = f.read()
     if job.keep_metadata:
         return data
     if job.format in ("jpeg", "mpo"):
-        return strip_jpeg_location(data)
+        stripped = strip_jpeg_location(data)
+        if stripped is not None:
+            return stripped
+        # a structure that cannot be followed might hide a location anywhere: published as a JPEG
+        # made from its pixels, without metadata (as plan does for other formats that name a place)
+        from . import engine
+
+        jpeg = replace(spec, format="jpeg", quality=95)
+        return engine.encode(engine.open_image(replace(job, outputs=(jpeg,))), jpeg, job)
     return data
 
 
-def strip_jpeg_location(data: bytes) -> bytes:
+_STANDALONE_MARKERS = {0x01, *range(0xD0, 0xD8)}  # TEM and RSTn: no length follows
+
+
+def strip_jpeg_location(data: bytes) -> bytes | None:
     """Remove where a JPEG was taken, without re-encoding the pixels: the GPS IFD of its EXIF, the
     place datasets of its IPTC (city, region, country, location), and from its XMP (which can repeat
-    both) every property but those known not to name a place (see _XMP_KEPT)."""
-    out = bytearray(data[:2])
-    i = 2
-    while i + 4 <= len(data) and data[i] == 0xFF:
-        marker = data[i + 1]
-        if marker == 0xDA:  # start of scan: the rest is image data
-            break
-        length = int.from_bytes(data[i + 2 : i + 4], "big")
-        segment = data[i : i + 2 + length]
+    both) every property but those known not to name a place (see _XMP_KEPT).
+
+    Only the primary image is kept: the file is followed marker by marker, through each scan's
+    entropy-coded data, up to that image's end (EOI); what follows it (an MPO's other frames with
+    their own EXIF, an appended JPEG, a Motion Photo's video, a gain map) is dropped, and so is the
+    MPF segment that points there. Junk and 0xFF fill bytes between segments are dropped, as libjpeg
+    skips them. None when the structure cannot be followed (no SOI, a segment running past the end,
+    a second SOI, no scan at all): the caller must then not publish these bytes."""
+    if data[:2] != b"\xff\xd8":
+        return None
+    out = bytearray(b"\xff\xd8")
+    i, n = 2, len(data)
+    scanned = False
+    while True:
+        i = data.find(b"\xff", i)  # junk before a marker is skipped, as libjpeg does
+        while 0 <= i < n and data[i] == 0xFF:  # any number of fill bytes
+            i += 1
+        if i < 0 or i >= n:  # no EOI: a truncated file is complete up to its last scan
+            return bytes(out) if scanned else None
+        marker = data[i]
+        i += 1
+        if marker == 0x00:  # a stuffed zero outside a scan: junk
+            continue
+        if marker == 0xD9:  # end of the primary image: nothing after it is published
+            return bytes(out + b"\xff\xd9")
+        if marker in _STANDALONE_MARKERS:
+            out += bytes((0xFF, marker))
+            continue
+        length = int.from_bytes(data[i : i + 2], "big")
+        if marker == 0xD8 or i + 2 > n or length < 2 or i + length > n:
+            return None
+        segment = bytes((0xFF, marker)) + data[i : i + length]
         payload = segment[4:]
+        i += length
         if marker == 0xE1 and payload.startswith(b"Exif\x00\x00"):
             tiff = _without_gps(payload[6:])
             # unreadable EXIF: dropped rather than risk leaking a location
@@ -215,13 +251,29 @@ def strip_jpeg_location(data: bytes) -> bytes:
             segment = b"" if packet is None else b"\xff\xe1" + (len(packet) + 2).to_bytes(2, "big") + packet
         elif marker == 0xE1 and (payload.startswith(b"http://ns.adobe.com/") or b"xmp" in payload[:40].lower()):
             segment = b""  # Extended XMP (and anything XMP-like but unknown): dropped whole
+        elif marker == 0xE2 and payload.startswith(b"MPF\x00"):
+            segment = b""  # an MPO's index of the frames after EOI, which are dropped
         elif marker == 0xED:  # APP13: Photoshop resources, where IPTC-IIM lives
             kept = _without_iptc_place(payload)
             segment = b"" if kept is None else b"\xff\xed" + (len(kept) + 2).to_bytes(2, "big") + kept
         out += segment
-        i += 2 + length
-    out += data[i:]
-    return bytes(out)
+        if marker == 0xDA:  # start of scan: its entropy-coded data runs to the next marker
+            scanned = True
+            end = _entropy_end(data, i)
+            out += data[i:end]
+            i = end
+
+
+def _entropy_end(data: bytes, i: int) -> int:
+    """Where a scan's entropy-coded data starting at i ends: at the first 0xFF that is neither a
+    stuffed zero (0xFF00) nor a restart marker (RSTn); the end of the data when there is none."""
+    while True:
+        i = data.find(b"\xff", i)
+        if i < 0 or i + 1 >= len(data):
+            return len(data)
+        if data[i + 1] != 0x00 and not 0xD0 <= data[i + 1] <= 0xD7:
+            return i
+        i += 2
 
 
 _TIFF_TYPE_SIZES = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4, 16: 8, 17: 8, 18: 8}

@@ -19,7 +19,7 @@ from .. import __version__
 from ..config import Config
 from ..errors import BuildError
 from ..model import Gallery, Media
-from ..process.plan import STATIC_DIR, SitePlan
+from ..process.plan import STATIC_DIR, SitePlan, download_name
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
 from ..scan.arrange import is_published, published_albums, stream_order
 from .env import absolute_url, make_environment, theme_dirs
@@ -263,7 +263,7 @@ class ViewBuilder:
             album=album,
             album_page_url=f"{album_page}#{slug}",
             original=original,
-            original_name=media.name if original else None,
+            original_name=download_name(media.name, original.src) if original else None,
             video=self._video(media, plan) if media.kind == "video" else None,
         )
         return view
