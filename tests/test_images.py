@@ -136,6 +136,27 @@ def _with_segment(jpeg: Path, segment: bytes) -> None:
     jpeg.write_bytes(data[:2] + segment + data[2:])  # right after SOI
 
 
+def test_originals_keep_only_application_segments_known_to_name_no_place(tmp_path):
+    """A maker's own segment (APP4, APP5, ...) may hold anything, a location included: only JFIF, the
+    colour profile, Adobe's flag and the cleaned EXIF, XMP and IPTC stay."""
+    src = tmp_path / "p"
+    original = make_jpeg(src / "a.jpg", size=(120, 80), artist="Ann")
+    profile = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    icc = b"ICC_PROFILE\x00\x01\x01" + profile
+    _with_segment(original, b"\xff\xe2" + (len(icc) + 2).to_bytes(2, "big") + icc)
+    maker = b"MAKER\x00GPS 45.1234N 6.5678E"
+    _with_segment(original, b"\xff\xe5" + (len(maker) + 2).to_bytes(2, "big") + maker)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    (published,) = [p for p in site.rglob("*.jpg") if ".original." in p.name]
+    data = published.read_bytes()
+    assert b"45.1234N" not in data and b"MAKER" not in data
+    with Image.open(published) as im, Image.open(original) as orig:
+        assert im.info.get("icc_profile") == profile
+        assert im.getexif().get(0x013B) == "Ann"
+        assert im.tobytes() == orig.tobytes()
+
+
 def test_originals_lose_the_place_their_iptc_names(tmp_path):
     from PIL import IptcImagePlugin
 

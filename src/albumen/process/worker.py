@@ -256,6 +256,8 @@ def strip_jpeg_location(data: bytes) -> bytes | None:
         elif marker == 0xED:  # APP13: Photoshop resources, where IPTC-IIM lives
             kept = _without_iptc_place(payload)
             segment = b"" if kept is None else b"\xff\xed" + (len(kept) + 2).to_bytes(2, "big") + kept
+        elif 0xE0 <= marker <= 0xEF and not any(marker == m and payload.startswith(p) for m, p in _APP_KEPT):
+            segment = b""  # an application segment not known to hold no place (a maker's own, FlashPix, ...)
         out += segment
         if marker == 0xDA:  # start of scan: its entropy-coded data runs to the next marker
             scanned = True
@@ -389,6 +391,10 @@ def _iptc_without(block: bytes, drop: set[tuple[int, int]]) -> bytes | None:
 
 
 _XMP_HEADER = b"http://ns.adobe.com/xap/1.0/\x00"
+# application segments kept as they are (EXIF, XMP and IPTC are cleaned above): JFIF, the colour
+# profile, Adobe's colour transform flag (needed to decode CMYK and YCCK files right)
+_APP_KEPT = ((0xE0, b"JFIF\x00"), (0xE0, b"JFXX\x00"), (0xE1, b"Exif\x00\x00"), (0xE1, _XMP_HEADER),
+             (0xE2, b"ICC_PROFILE\x00"), (0xED, b"Photoshop 3.0\x00"), (0xEE, b"Adobe"))
 _RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 
