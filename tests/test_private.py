@@ -169,8 +169,49 @@ def test_config_private_paths_must_stay_inside(tmp_path):
     make_jpeg(src / "a.jpg")
     result = build_site(src, tmp_path / "s", "-c", str(write_config(tmp_path, 'private = ["../outside"]\n')), expect=2)
     assert "private: '../outside' must be a folder path inside the photo folder" in result.stderr
-    result = build_site(src, tmp_path / "s", "-c", str(write_config(tmp_path, 'private = ["Nope"]\n')))
-    assert "names no album folder" in result.stderr
+    result = build_site(src, tmp_path / "s", "-c", str(write_config(tmp_path, 'private = ["Nope"]\n')), expect=2)
+    assert "private: 'Nope' names no album folder" in result.stderr and "cannot be kept private" in result.stderr
+    assert not (tmp_path / "s").exists()  # stopped before anything was written
+
+
+def test_a_config_private_entry_that_names_no_album_exactly_fails_closed(tmp_path):
+    """'./Family' was only a warning and Family was published publicly (while '/Family' was refused
+    and 'Family/' normalised); so was an entry for a folder the walk reached first through a symbolic
+    link under another name ('Best -> Family'). Entries are now spelled as album paths, matched by the
+    folder they name too, and one that still names no album stops the build before anything is written."""
+    src = tmp_path / "p"
+    secret_photo(src / "Family" / "xq-secret-photo-1.jpg", 1)
+    make_jpeg(src / "Trips" / "trip.jpg")
+    for entry in ("./Family", "Family//", ".\\\\Family", "Family/."):
+        site = tmp_path / f"site-{len(entry)}-{entry.count('/')}"
+        build_site(src, site, "-c", str(write_config(tmp_path, f'private = ["{entry}"]\n')))
+        assert not (site / "family").exists() and len(private_roots(site)) == 1, entry
+        assert b"xq-secret" not in (site / "index.html").read_bytes()
+    site = tmp_path / "typo"
+    conf = write_config(tmp_path, 'private = ["family", "Trips", "Nowhere"]\n')
+    result = build_site(src, site, "-c", str(conf), "--strict", expect=2)
+    assert str(conf) in result.stderr and "2 problems" in result.stderr
+    assert "private: 'family' names no album folder" in result.stderr and "did you mean 'Family'?" in result.stderr
+    assert "private: 'Nowhere' names no album folder" in result.stderr and "albums: Family, Trips" in result.stderr
+    assert not site.exists()
+    result = run_cli("links", str(src), "-o", str(site), "-c", str(conf))
+    assert result.exit_code == 2 and "private: 'family' names no album folder" in result.stderr
+    # a link inside the photo folder that the walk meets first: the album it reaches is the private one
+    (src / "Best").symlink_to("Family", target_is_directory=True)
+    conf = write_config(tmp_path, 'private = ["Family"]\n')
+    site = tmp_path / "linked"
+    build_site(src, site, "-c", str(conf))
+    assert not (site / "best").exists() and not (site / "family").exists()
+    roots = private_roots(site)
+    assert len(roots) == 1 and list(roots[0].glob("*/index.html"))
+    for path in site.rglob("*"):
+        if path.is_file() and roots[0] not in path.parents:
+            assert b"xq-secret" not in path.read_bytes() and roots[0].name.encode() not in path.read_bytes(), path
+    result = run_cli("links", str(src), "-o", str(site), "-c", str(conf))
+    assert result.exit_code == 0 and f"Best: p/{roots[0].name}/" in result.stdout
+    # --rotate and --force-album spell album paths the same way
+    result = run_cli("links", str(src), "-o", str(site), "-c", str(conf), "--rotate", "./Best/")
+    assert result.exit_code == 0, result.output
 
 
 def test_a_cover_is_never_taken_from_behind_a_private_link(tmp_path):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .cache import BuildCache, default_cache_dir
-from .config import LoadedConfig
+from .config import LoadedConfig, album_path
 from .errors import AlbumenError, BuildError, SourceError, UsageError
 from .fsutil import TMP_PREFIX, OutsideRoot, check_inside, forget_resolved, remove_temp_files
 from .model import Gallery, Skipped
@@ -36,7 +36,7 @@ from .process.plan import STATIC_DIR, SitePlan, plan_jobs, plan_site
 from .process.specs import ImageJob, Placeholder, VideoJob
 from .render.themes import theme_dirs
 from .report import QuietReporter, Reporter, plural, some
-from .scan import WalkReport, arrange_gallery, scan_source, walk_source
+from .scan import WalkReport, arrange_gallery, check_private, scan_source, walk_source
 from .scan.arrange import covers_shown, is_published, published_albums
 from .tokens import albumen_home, current_rotations, load_secret, private_dirs
 from .write import DiskSink
@@ -189,11 +189,13 @@ def _run(
 ) -> None:
     config = loaded.config
     source, output = report.source, report.output
-    output.mkdir(parents=True, exist_ok=True)
-    forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     reporter.phase("Scanning")
     walk_report = WalkReport()
     listings = list(walk_source(str(source), config.ignore, walk_report))
+    config_path = str(loaded.path) if loaded.path else None
+    check_private(listings, str(source), config.private, config_path)  # before anything is read or written
+    output.mkdir(parents=True, exist_ok=True)
+    forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     fingerprint = _fingerprint(listings, loaded, theme, source, output)
     if (
         not options.force
@@ -209,7 +211,9 @@ def _run(
         _remove_temp_files(output)  # the last build was interrupted
     cache.set_meta("building", "1")
     cache.set_meta("fingerprint", None)
-    gallery = scan_source(str(source), config, cache, reporter, pool, walked=(listings, walk_report))
+    gallery = scan_source(
+        str(source), config, cache, reporter, pool, walked=(listings, walk_report), config_path=config_path
+    )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
     plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report))
     _warn_public_leftovers(gallery, config, output, cache, report)
@@ -676,8 +680,8 @@ def _album_forced(album_uri: str, options: BuildOptions) -> bool:
 
 
 def _force_glob(pattern: str) -> str:
-    """'Trip/' (or 'Trip\\') is the album Trip, as for 'links --rotate'."""
-    return pattern.replace("\\", "/").strip("/")
+    """'Trip/', './Trip' or 'Trip\\' is the album Trip, as for 'links --rotate' and 'private'."""
+    return album_path(pattern)
 
 
 class _Relocator:
