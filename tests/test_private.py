@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -268,6 +269,48 @@ def test_a_public_copy_left_by_another_cache_is_reported(tmp_path, monkeypatch):
     monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "another-cache"))
     result = build_site(src, site)
     assert "Family is private, but" in result.stderr and "delete that folder" in result.stderr
+    assert f"{site / 'family'} holds a public copy" in result.stderr
+    assert "did not write" not in result.stderr  # named once (see the next test)
+
+
+def test_pages_left_by_a_build_whose_cache_was_lost_are_named(tmp_path, monkeypatch):
+    """An album made private after its cache was lost (a cleaned ~/.cache, CI with a fresh cache and a
+    kept output) kept its public pages and full-size images, with "removed 0 stale files" and no
+    warning when it was not caught by name (its folder renamed, a photo moved into a private album).
+    Albumen removes only what its cache records, so the pages it did not write now are named."""
+    src = tmp_path / "p"
+    secret_photo(src / "Family" / "xq-secret-photo-1.jpg", 1)
+    secret_photo(src / "Family" / "Kids" / "xq-secret-photo-2.jpg", 2)
+    make_jpeg(src / "Trips" / "trip.jpg")
+    make_jpeg(src / "Trips" / "moved.jpg")
+    site = tmp_path / "site"
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "cache-1"))
+    build_site(src, site)
+    result = build_site(src, site, "--strict")  # an intact cache: nothing to say
+    assert "did not write" not in result.output
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "cache-2"))
+    result = build_site(src, site, "--strict")  # a lost cache, and every page still current: nothing either
+    assert "did not write" not in result.output
+    (src / "Family").rename(src / "Hidden")
+    (src / "Hidden" / "index.md").write_text("private: true\n")
+    (src / "Trips" / "moved.jpg").rename(src / "Hidden" / "moved.jpg")
+    (site / "notes").mkdir()
+    (site / "notes" / "index.html").write_text("<html><body>the user's own page</body></html>")
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "cache-3"))
+    result = build_site(src, site, "--strict", expect=1)
+    assert "pages of an earlier build that this one did not write, in 2 folders: family/, trips/moved/." in result.stderr
+    assert "private or gone now" in result.stderr and "nothing was removed" in result.stderr
+    assert "notes/" not in result.stderr  # not Albumen's
+    assert (site / "family" / "index.html").is_file()  # never removed
+    result = build_site(src, site, "--strict", expect=1)  # named again while they are there
+    assert "did not write, in 2 folders" in result.stderr
+    shutil.rmtree(site / "family")
+    result = build_site(src, site, "--strict", expect=1)
+    assert "did not write, in 1 folder: trips/moved/." in result.stderr
+    shutil.rmtree(site / "trips" / "moved")
+    (src / "Trips" / "new.jpg").write_bytes((src / "Trips" / "trip.jpg").read_bytes())
+    result = build_site(src, site, "--strict")
+    assert "did not write" not in result.output
 
 
 def test_the_secret_never_lives_in_the_photos_or_the_published_site(tree, tmp_path, monkeypatch):
