@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -169,8 +170,49 @@ def test_config_private_paths_must_stay_inside(tmp_path):
     make_jpeg(src / "a.jpg")
     result = build_site(src, tmp_path / "s", "-c", str(write_config(tmp_path, 'private = ["../outside"]\n')), expect=2)
     assert "private: '../outside' must be a folder path inside the photo folder" in result.stderr
-    result = build_site(src, tmp_path / "s", "-c", str(write_config(tmp_path, 'private = ["Nope"]\n')))
-    assert "names no album folder" in result.stderr
+    result = build_site(src, tmp_path / "s", "-c", str(write_config(tmp_path, 'private = ["Nope"]\n')), expect=2)
+    assert "private: 'Nope' names no album folder" in result.stderr and "cannot be kept private" in result.stderr
+    assert not (tmp_path / "s").exists()  # stopped before anything was written
+
+
+def test_a_config_private_entry_that_names_no_album_exactly_fails_closed(tmp_path):
+    """'./Family' was only a warning and Family was published publicly (while '/Family' was refused
+    and 'Family/' normalised); so was an entry for a folder the walk reached first through a symbolic
+    link under another name ('Best -> Family'). Entries are now spelled as album paths, matched by the
+    folder they name too, and one that still names no album stops the build before anything is written."""
+    src = tmp_path / "p"
+    secret_photo(src / "Family" / "xq-secret-photo-1.jpg", 1)
+    make_jpeg(src / "Trips" / "trip.jpg")
+    for entry in ("./Family", "Family//", ".\\\\Family", "Family/."):
+        site = tmp_path / f"site-{len(entry)}-{entry.count('/')}"
+        build_site(src, site, "-c", str(write_config(tmp_path, f'private = ["{entry}"]\n')))
+        assert not (site / "family").exists() and len(private_roots(site)) == 1, entry
+        assert b"xq-secret" not in (site / "index.html").read_bytes()
+    site = tmp_path / "typo"
+    conf = write_config(tmp_path, 'private = ["family", "Trips", "Nowhere"]\n')
+    result = build_site(src, site, "-c", str(conf), "--strict", expect=2)
+    assert str(conf) in result.stderr and "2 problems" in result.stderr
+    assert "private: 'family' names no album folder" in result.stderr and "did you mean 'Family'?" in result.stderr
+    assert "private: 'Nowhere' names no album folder" in result.stderr and "albums: Family, Trips" in result.stderr
+    assert not site.exists()
+    result = run_cli("links", str(src), "-o", str(site), "-c", str(conf))
+    assert result.exit_code == 2 and "private: 'family' names no album folder" in result.stderr
+    # a link inside the photo folder that the walk meets first: the album it reaches is the private one
+    (src / "Best").symlink_to("Family", target_is_directory=True)
+    conf = write_config(tmp_path, 'private = ["Family"]\n')
+    site = tmp_path / "linked"
+    build_site(src, site, "-c", str(conf))
+    assert not (site / "best").exists() and not (site / "family").exists()
+    roots = private_roots(site)
+    assert len(roots) == 1 and list(roots[0].glob("*/index.html"))
+    for path in site.rglob("*"):
+        if path.is_file() and roots[0] not in path.parents:
+            assert b"xq-secret" not in path.read_bytes() and roots[0].name.encode() not in path.read_bytes(), path
+    result = run_cli("links", str(src), "-o", str(site), "-c", str(conf))
+    assert result.exit_code == 0 and f"Best: p/{roots[0].name}/" in result.stdout
+    # --rotate and --force-album spell album paths the same way
+    result = run_cli("links", str(src), "-o", str(site), "-c", str(conf), "--rotate", "./Best/")
+    assert result.exit_code == 0, result.output
 
 
 def test_a_cover_is_never_taken_from_behind_a_private_link(tmp_path):
@@ -227,6 +269,48 @@ def test_a_public_copy_left_by_another_cache_is_reported(tmp_path, monkeypatch):
     monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "another-cache"))
     result = build_site(src, site)
     assert "Family is private, but" in result.stderr and "delete that folder" in result.stderr
+    assert f"{site / 'family'} holds a public copy" in result.stderr
+    assert "did not write" not in result.stderr  # named once (see the next test)
+
+
+def test_pages_left_by_a_build_whose_cache_was_lost_are_named(tmp_path, monkeypatch):
+    """An album made private after its cache was lost (a cleaned ~/.cache, CI with a fresh cache and a
+    kept output) kept its public pages and full-size images, with "removed 0 stale files" and no
+    warning when it was not caught by name (its folder renamed, a photo moved into a private album).
+    Albumen removes only what its cache records, so the pages it did not write now are named."""
+    src = tmp_path / "p"
+    secret_photo(src / "Family" / "xq-secret-photo-1.jpg", 1)
+    secret_photo(src / "Family" / "Kids" / "xq-secret-photo-2.jpg", 2)
+    make_jpeg(src / "Trips" / "trip.jpg")
+    make_jpeg(src / "Trips" / "moved.jpg")
+    site = tmp_path / "site"
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "cache-1"))
+    build_site(src, site)
+    result = build_site(src, site, "--strict")  # an intact cache: nothing to say
+    assert "did not write" not in result.output
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "cache-2"))
+    result = build_site(src, site, "--strict")  # a lost cache, and every page still current: nothing either
+    assert "did not write" not in result.output
+    (src / "Family").rename(src / "Hidden")
+    (src / "Hidden" / "index.md").write_text("private: true\n")
+    (src / "Trips" / "moved.jpg").rename(src / "Hidden" / "moved.jpg")
+    (site / "notes").mkdir()
+    (site / "notes" / "index.html").write_text("<html><body>the user's own page</body></html>")
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "cache-3"))
+    result = build_site(src, site, "--strict", expect=1)
+    assert "pages of an earlier build that this one did not write, in 2 folders: family/, trips/moved/." in result.stderr
+    assert "private or gone now" in result.stderr and "nothing was removed" in result.stderr
+    assert "notes/" not in result.stderr  # not Albumen's
+    assert (site / "family" / "index.html").is_file()  # never removed
+    result = build_site(src, site, "--strict", expect=1)  # named again while they are there
+    assert "did not write, in 2 folders" in result.stderr
+    shutil.rmtree(site / "family")
+    result = build_site(src, site, "--strict", expect=1)
+    assert "did not write, in 1 folder: trips/moved/." in result.stderr
+    shutil.rmtree(site / "trips" / "moved")
+    (src / "Trips" / "new.jpg").write_bytes((src / "Trips" / "trip.jpg").read_bytes())
+    result = build_site(src, site, "--strict")
+    assert "did not write" not in result.output
 
 
 def test_the_secret_never_lives_in_the_photos_or_the_published_site(tree, tmp_path, monkeypatch):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .cache import BuildCache, default_cache_dir
-from .config import LoadedConfig
+from .config import LoadedConfig, album_path
 from .errors import AlbumenError, BuildError, SourceError, UsageError
 from .fsutil import TMP_PREFIX, OutsideRoot, check_inside, forget_resolved, remove_temp_files
 from .model import Gallery, Skipped
@@ -36,7 +36,7 @@ from .process.plan import STATIC_DIR, SitePlan, plan_jobs, plan_site
 from .process.specs import ImageJob, Placeholder, VideoJob
 from .render.themes import theme_dirs
 from .report import QuietReporter, Reporter, plural, some
-from .scan import WalkReport, arrange_gallery, scan_source, walk_source
+from .scan import WalkReport, arrange_gallery, check_private, scan_source, walk_source
 from .scan.arrange import covers_shown, is_published, published_albums
 from .tokens import albumen_home, current_rotations, load_secret, private_dirs
 from .write import DiskSink
@@ -189,11 +189,13 @@ def _run(
 ) -> None:
     config = loaded.config
     source, output = report.source, report.output
-    output.mkdir(parents=True, exist_ok=True)
-    forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     reporter.phase("Scanning")
     walk_report = WalkReport()
     listings = list(walk_source(str(source), config.ignore, walk_report))
+    config_path = str(loaded.path) if loaded.path else None
+    check_private(listings, str(source), config.private, config_path)  # before anything is read or written
+    output.mkdir(parents=True, exist_ok=True)
+    forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     fingerprint = _fingerprint(listings, loaded, theme, source, output)
     if (
         not options.force
@@ -204,15 +206,18 @@ def _run(
         and _restore_summary(cache.get_meta("summary"), report)
     ):
         report.unchanged = True  # nothing in the photo folder, the config or the theme changed
+        _warn_unlisted_pages(output, cache, report, walk=False, current=lambda uri: False)  # as the last build found
         return
     if cache.get_meta("building") == "1":
         _remove_temp_files(output)  # the last build was interrupted
     cache.set_meta("building", "1")
     cache.set_meta("fingerprint", None)
-    gallery = scan_source(str(source), config, cache, reporter, pool, walked=(listings, walk_report))
+    gallery = scan_source(
+        str(source), config, cache, reporter, pool, walked=(listings, walk_report), config_path=config_path
+    )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
     plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report))
-    _warn_public_leftovers(gallery, config, output, cache, report)
+    reported = _warn_public_leftovers(gallery, config, output, cache, report)
     _warn_unmatched_force(gallery, options, report)
     if not gallery.media and not gallery.skipped:
         report.warnings.append(f"no photos or videos in {source}: the site has no pictures (is it the right folder?)")
@@ -326,6 +331,10 @@ def _run(
             f"replaced {plural(len(report.replaced), 'file')} in {output} that Albumen had not made: {some(report.replaced)} "
             "(build into an empty folder to keep such files apart)"
         )
+    # a lost cache: pages of an earlier build that this one did not write cannot be told from the user's
+    # files by the manifest, so they are named (never removed), and named again while they stay
+    _warn_unlisted_pages(output, cache, report, walk=report.output_was_ours and cache.started_empty,
+                         current=cache.is_current, skip=reported)
     if kept:  # said once, not with the summary a build with nothing to do repeats
         report.notes.append(
             f"kept {plural(len(kept), 'file')} no longer part of the site, changed since"
@@ -594,12 +603,13 @@ def rotation_warnings(marked: list[str], config) -> list[str]:
     return out
 
 
-def _warn_public_leftovers(gallery: Gallery, config, output: Path, cache: BuildCache, report: BuildReport) -> None:
+def _warn_public_leftovers(gallery: Gallery, config, output: Path, cache: BuildCache, report: BuildReport) -> set[str]:
     """A private album's old public folder that this cache did not record (another machine, a lost cache)
-    cannot be removed safely: say so loudly."""
+    cannot be removed safely: say so loudly. Returns the folders named."""
     from .process.plan import safe_segment, slugify
 
     make = slugify if config.pages.slugs == "ascii" else safe_segment
+    named: set[str] = set()
     for uri, album in gallery.albums.items():
         if not uri or not album.marked_private:
             continue
@@ -610,6 +620,66 @@ def _warn_public_leftovers(gallery: Gallery, config, output: Path, cache: BuildC
                 f"{uri} is private, but {output / public} holds a public copy this build did not record "
                 "(an earlier build with another cache?): delete that folder"
             )
+            named.add(public)
+    return named
+
+
+_UNLISTED_KEY = "unlisted_pages"
+
+
+def _warn_unlisted_pages(
+    output: Path, cache: BuildCache, report: BuildReport, walk: bool, current, skip: set[str] = frozenset()
+) -> None:
+    """Name the folders of Albumen pages in the output that this build did not write.
+
+    Albumen removes only files its cache records, so after the cache was lost (new or unreadable, on
+    an output an earlier build wrote: walk=True) the pages of an album made private since, or
+    removed, would stay published at their old address without a word. The output is walked then
+    (once: folders only, pruned at each folder found, and one index.html head read per folder not
+    among this build's pages), and the folders found are recorded in the cache, so that later builds
+    name them again while they are there. current(dest_uri): whether this build wrote that page.
+    skip: folders already named (see _warn_public_leftovers).
+    """
+    try:
+        stored = json.loads(cache.get_meta(_UNLISTED_KEY) or "[]")
+    except ValueError:
+        stored = []
+    found: dict[str, None] = {}  # ordered set
+    for folder in stored if isinstance(stored, list) else ():
+        if isinstance(folder, str) and folder not in skip and _unlisted_page(output, folder, current):
+            found[folder] = None
+    if walk:
+        for dirpath, dirnames, filenames in os.walk(output):  # never through a symbolic link
+            dirnames.sort()
+            folder = Path(dirpath).relative_to(output).as_posix()
+            folder = "" if folder == "." else folder
+            if folder in skip or folder in found:
+                dirnames[:] = []
+            elif "index.html" in filenames and folder and _unlisted_page(output, folder, current):
+                found[folder] = None
+                dirnames[:] = []  # the pages under it are named through it
+    cache.set_meta(_UNLISTED_KEY, json.dumps(list(found)[:1000]) if found else None)
+    if found:
+        report.warnings.append(
+            f"{output} holds pages of an earlier build that this one did not write, in "
+            f"{plural(len(found), 'folder')}: {some([f + '/' for f in found])}. They may be pages of albums "
+            "that are private or gone now, still published at their old address; nothing was removed, because "
+            "the build cache that lists the files Albumen wrote here was lost (it was new or unreadable when "
+            "they were found). Build into an empty folder, or delete them"
+        )
+
+
+def _unlisted_page(output: Path, folder: str, current) -> bool:
+    """Whether folder/index.html is a page Albumen made (its generator tag) that this build did not write."""
+    uri = f"{folder}/index.html"
+    if current(uri):
+        return False
+    try:
+        with open(os.path.join(output, *uri.split("/")), "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b'<meta name="generator" content="Albumen' in head
 
 
 def _fingerprint(listings, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path) -> str:
@@ -676,8 +746,8 @@ def _album_forced(album_uri: str, options: BuildOptions) -> bool:
 
 
 def _force_glob(pattern: str) -> str:
-    """'Trip/' (or 'Trip\\') is the album Trip, as for 'links --rotate'."""
-    return pattern.replace("\\", "/").strip("/")
+    """'Trip/', './Trip' or 'Trip\\' is the album Trip, as for 'links --rotate' and 'private'."""
+    return album_path(pattern)
 
 
 class _Relocator:

@@ -55,6 +55,8 @@ class BuildCache(ScanCache):
         self._pending_files: list[tuple[str, int, int, bytes]] = []
         self._names_ready = False
         self.db = self._open()
+        # no output recorded: the cache is new (lost, or unreadable and started again), or has never built
+        self.started_empty = self.db.execute("SELECT 1 FROM outputs LIMIT 1").fetchone() is None
 
     # -- opening ---------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -306,6 +308,10 @@ class BuildCache(ScanCache):
     def mark_current(self, dest_uris: Iterable[str]) -> None:
         """Count paths among this build's outputs without recording them as written."""
         self._transaction("INSERT OR IGNORE INTO temp.current_outputs VALUES (?)", ((u,) for u in dest_uris))
+
+    def is_current(self, dest_uri: str) -> bool:
+        """Whether a path is among this build's outputs (as marked so far)."""
+        return self.db.execute("SELECT 1 FROM temp.current_outputs WHERE dest_uri = ?", (dest_uri,)).fetchone() is not None
 
     def folders_without_index(self) -> list[tuple[str, str]]:
         """Every folder of this build's outputs (as marked so far) that has no index.html, with the

@@ -424,6 +424,7 @@ def links(source, output, config_path, rotate) -> None:
         rotation_warnings,
     )
     from .cache import BuildCache
+    from .config import album_path
     from .render.env import absolute_url
     from .scan import scan_source
     from .scan.arrange import is_published
@@ -437,11 +438,11 @@ def links(source, output, config_path, rotate) -> None:
         config = loaded.config
         cache = BuildCache(cache_location(loaded, src, out))
         try:
-            gallery = scan_source(str(src), config, cache)
+            gallery = scan_source(str(src), config, cache, config_path=str(loaded.path) if loaded.path else None)
         finally:
             cache.close()
         if rotate is not None:
-            wanted = rotate.replace("\\", "/").strip("/")
+            wanted = album_path(rotate)
             album = gallery.albums.get(wanted)
             if album is None or not album.marked_private:
                 raise UsageError(
@@ -465,7 +466,7 @@ def links(source, output, config_path, rotate) -> None:
         album = gallery.albums[uri]
         link = absolute_url(config.url, f"{folder}/") if config.url else f"{folder}/"
         state = "" if is_published(album) else "  (nothing to show yet: not published)"
-        marker = " <- new link" if rotate is not None and uri == rotate.replace("\\", "/").strip("/") else ""
+        marker = " <- new link" if rotate is not None and uri == album_path(rotate) else ""
         _say(f"{uri}: {link}{state}{marker}")
     if rotate is not None:
         _say(f"build again to publish the new link; the old {PRIVATE_DIR}/… folder is then removed")

@@ -1,6 +1,6 @@
 """Typed, documented settings: declared in schema.py, loaded and validated in load.py."""
 
-from .load import CONFIG_NAME, LoadedConfig, find_config, load_config, validate_config
+from .load import CONFIG_NAME, LoadedConfig, album_path, find_config, load_config, validate_config
 from .schema import (
     Config,
     FeedsConfig,
@@ -17,6 +17,7 @@ __all__ = [
     "Config",
     "FeedsConfig",
     "StreamConfig",
+    "album_path",
     "ImagesConfig",
     "LoadedConfig",
     "PagesConfig",

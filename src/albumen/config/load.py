@@ -175,14 +175,22 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
                 problems.append(f"{key}: {item!r} must be a folder path inside the photo folder, relative to it")
             if bad_items:
                 return _INVALID
-            value = [item.replace("\\", "/").strip("/") for item in value]
+            value = [album_path(item) for item in value]
         value = tuple(value)
     return _INVALID if len(problems) > n_before else value
 
 
+def album_path(item: str) -> str:
+    """An album's folder path as the model keys it: 'Trips/Family' for './Trips//Family/' or
+    'Trips\\Family' ('.' segments, empty segments and backslashes do not name anything else).
+    The one spelling rule of every setting and option that names an album (private,
+    private_rotations, --force-album, links --rotate)."""
+    return "/".join(part for part in item.replace("\\", "/").split("/") if part not in ("", "."))
+
+
 def _bad_folder(item: str) -> bool:
-    parts = item.replace("\\", "/").strip("/").split("/")
-    return item.startswith(("/", "~")) or ".." in parts or not item.strip("/")
+    slashed = item.replace("\\", "/")
+    return slashed.startswith(("/", "~")) or ".." in slashed.split("/") or not album_path(item)
 
 
 def _check_rotations(key: str, value: Any, problems: list[str]) -> Any:
@@ -197,7 +205,7 @@ def _check_rotations(key: str, value: Any, problems: list[str]) -> Any:
         elif isinstance(count, bool) or not isinstance(count, int) or count < 0:
             problems.append(f"{key}.{album}: expected a count of rotations (0 or more), got {_describe(count)}")
         else:
-            out.append((album.replace("\\", "/").strip("/"), count))
+            out.append((album_path(album), count))
     return tuple(sorted(out)) if len(out) == len(value) else _INVALID
 
 

@@ -185,7 +185,8 @@ class Config:
     private: tuple[str, ...] = setting(
         [],
         "Albums published only under an unguessable link, as paths relative to the photo folder, e.g. "
-        "['Holidays/Family']. (index.md can also say 'private: true'.) See 'albumen links'.",
+        "['Holidays/Family']; an entry that names no album folder stops the build. (index.md can also say "
+        "'private: true'.) See 'albumen links'.",
         kind="relpath",
     )
     private_rotations: tuple[tuple[str, int], ...] = setting(

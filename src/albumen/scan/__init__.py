@@ -19,10 +19,10 @@ from functools import partial
 import xxhash
 
 from ..config import Config
-from ..errors import ProcessingError, described
+from ..errors import ConfigError, ProcessingError, described
 from ..model import Album, EmbeddedMetadata, Gallery, Media, MediaInfo, Sidecar, Skipped
 from ..pool import TaskFailed, WorkerPool
-from ..report import QuietReporter, Reporter
+from ..report import QuietReporter, Reporter, some
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
 from .sidecar import meta_bool, meta_list, meta_text, read_sidecar
@@ -30,8 +30,8 @@ from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
 from .walk import DirListing, FileEntry, WalkReport, walk_source
 
 __all__ = [
-    "DirListing", "FileRecord", "ScanCache", "WalkReport", "arrange_gallery", "natural_key", "read_media_file",
-    "scan_source", "walk_source",
+    "DirListing", "FileRecord", "ScanCache", "WalkReport", "arrange_gallery", "check_private", "natural_key",
+    "read_media_file", "scan_source", "walk_source",
 ]
 
 LIVE_PHOTO_EXTS = {".mov", ".mp4"}
@@ -133,11 +133,14 @@ def scan_source(
     reporter: Reporter | None = None,
     pool: WorkerPool | None = None,
     walked: tuple[list[DirListing], WalkReport] | None = None,
+    config_path: str | None = None,
 ) -> Gallery:
     """Build the gallery model from the folder tree.
 
     Files whose size and mtime match the cache are not opened at all; the others are read by
-    the pool's worker processes (pool=None: workers of its own).
+    the pool's worker processes (pool=None: workers of its own). A `private` entry of the config
+    (config_path: its file, for the error) that names no album folder stops the scan before any
+    file is read (see check_private).
     """
     cache = cache or ScanCache()
     reporter = reporter or QuietReporter()
@@ -149,6 +152,7 @@ def scan_source(
         listings = list(walk_source(source_root, config.ignore, report))
     else:
         listings, report = walked
+    private = check_private(listings, source_root, config.private, config_path)
 
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []
@@ -183,15 +187,75 @@ def scan_source(
             album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
         gallery.albums[listing.src_uri] = album
     gallery.warnings.extend(report.warnings)
-    for path in config.private:
-        if path in gallery.albums:
-            gallery.albums[path].marked_private = True
-        else:
-            gallery.warnings.append(f"private = [{path!r}] in the config names no album folder; nothing was hidden by it")
+    for uri in private:
+        gallery.albums[uri].marked_private = True
     if "" not in gallery.albums:  # the root itself is ignored (.nomedia): an empty gallery
         gallery.albums[""] = Album(src_uri="", name="", title=config.title or root_name)
     arrange_gallery(gallery, config.sort.albums, config.sort.media)
     return gallery
+
+
+def check_private(
+    listings: list[DirListing], source_root: str, entries: tuple[str, ...], config_path: str | None = None
+) -> set[str]:
+    """The albums (src_uri) the config's `private` entries name; raises ConfigError when one names none.
+
+    An entry names the folder of that path (the config spells it as the model does, see
+    config.album_path), or, when the walk reached that folder under another name (a symbolic link
+    inside the photo folder: each folder is walked once, under the first name met), the album of that
+    other name, which is then the private one. An entry that names no album at all fails the build
+    before anything is read or written: a privacy setting that cannot be applied must not leave the
+    album it meant public.
+    """
+    albums = {listing.src_uri: listing for listing in listings}
+    found: set[str] = set()
+    by_identity: dict[tuple[int, int], str] | None = None
+    problems: list[str] = []
+    for entry in entries:
+        if entry in albums:
+            found.add(entry)
+            continue
+        path = os.path.join(source_root, *entry.split("/"))
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is not None:
+            if by_identity is None:  # only when an entry is not an album's own path
+                by_identity = {}
+                for listing in listings:
+                    try:
+                        seen = os.stat(listing.abs_path)
+                    except OSError:
+                        continue
+                    by_identity.setdefault((seen.st_dev, seen.st_ino), listing.src_uri)
+            uri = by_identity.get((st.st_dev, st.st_ino))
+            if uri:  # never the top album: the home page cannot be private
+                found.add(uri)
+                continue
+        problems.append(_unmatched_private(entry, st is not None and os.path.isdir(path), source_root, albums))
+    if problems:
+        raise ConfigError(problems, path=config_path)
+    return found
+
+
+def _unmatched_private(entry: str, is_folder: bool, source_root: str, albums: dict) -> str:
+    import difflib
+    import unicodedata
+
+    def loose(uri: str) -> str:
+        return unicodedata.normalize("NFC", uri).casefold()
+
+    names = sorted((uri for uri in albums if uri), key=natural_key)
+    near = [uri for uri in names if loose(uri) == loose(entry)] or difflib.get_close_matches(entry, names, n=1)
+    why = "that folder is not part of the gallery: hidden, ignored, .nomedia, or the top folder; " if is_folder else ""
+    guess = f"did you mean {near[0]!r}? " if near else ""
+    listed = f"albums: {some(names)}" if names else "the photo folder has no album folders"
+    return (
+        f"private: {entry!r} names no album folder of {source_root}, so it cannot be kept private "
+        f"({why}{guess}{listed}; paths are relative to the photo folder and case-sensitive, as 'albumen links' "
+        "lists them)"
+    )
 
 
 _BATCH = 32  # files per task, or fewer when they add up to _BATCH_BYTES (hashing is most of the work)
