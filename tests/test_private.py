@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site, crawl, make_jpeg, run_cli, soup, write_config
+from conftest import build_site, crawl, make_jpeg, run_cli, run_cli_bounded, soup, write_config
 
 SECRET_STRINGS = [
     "Zanzibar", "Secretwedding", "zanzibar-secretwedding", "Karamazov", "Hushhush", "hushhush",
@@ -207,6 +207,36 @@ def test_unclear_private_marks_fail_closed(tmp_path, sidecar):
     assert not (site / "fam").exists()
     assert len(private_roots(site)) == 1
     assert b"xq-secret" not in (site / "index.html").read_bytes()
+
+
+def billion_laughs(extra: str = "") -> str:
+    """The security review's 549-byte header: nine levels of ten aliases, a value of 10**9 strings."""
+    lines = ["---", "a0: &a0 [" + ",".join(['"lolololol"'] * 10) + "]"]
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    return "\n".join([*lines, "title: *a8", *([extra] if extra else []), "---", ""])
+
+
+def test_a_yaml_alias_bomb_is_an_unreadable_header_and_a_private_mark_in_it_holds(tmp_path):
+    """SafeLoader keeps aliases as references: turning the title into text built gigabytes in the
+    build process (MemoryError after ~47 s). Aliases are refused, so the header is unreadable: a
+    warning naming the file, and privacy fails closed. Run in a process of its own with a time and
+    memory limit, so that a regression fails instead of eating the machine."""
+    src = tmp_path / "p"
+    secret_photo(src / "Fam" / "xq-secret-photo-1.jpg", 1)
+    make_jpeg(src / "Lol" / "ok.jpg")
+    (src / "Fam" / "index.md").write_text(billion_laughs("private: true"))
+    (src / "Lol" / "index.md").write_text(billion_laughs())
+    assert len(billion_laughs().encode()) < 600
+    site = tmp_path / "site"
+    result = run_cli_bounded("build", str(src), "-o", str(site), "-j", "1")
+    assert result.exit_code == 0, result.output
+    for name in ("Fam", "Lol"):
+        assert f"{name}/index.md: invalid YAML front matter ignored (aliases (*a0) are not allowed" in result.stderr
+    assert "Fam/index.md: 'private: unreadable' is not true or false; the album is kept private" in result.stderr
+    assert not (site / "fam").exists() and (site / "lol" / "index.html").is_file()
+    assert len(private_roots(site)) == 1
+    assert b"xq-secret" not in (site / "index.html").read_bytes()
+    assert b"lolololol" not in (site / "lol" / "index.html").read_bytes()
 
 
 def test_links_refuses_a_cache_inside_the_photo_folder(tmp_path):

@@ -15,6 +15,7 @@ from ..errors import first_line
 from ..model import Sidecar
 
 _META_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.*)$")
+_MAX_TEXT = 10_000  # a header value turned into text is cut here (a title, a list of tags)
 _CONTINUATION = re.compile(r"^(?: {4,}|\t)(.*)$")
 _MAX_SIDECAR_BYTES = 1 << 20
 
@@ -72,7 +73,7 @@ def _check_date(meta: dict, src_uri: str, notes: list[str]) -> None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return
     if parse_date_value(value) is None:
-        shown = clean_text(str(value))[:60]
+        shown = clean_text(_bounded_text(value, 60))
         notes.append(
             f"{src_uri}: date {shown!r} is not a date (write it as 2024-07-01 or 2024-07-01 14:30); ignored"
         )
@@ -106,11 +107,20 @@ def parse_sidecar_text(text: str, src_uri: str = "", notes: list[str] | None = N
 @lru_cache(maxsize=1)
 def _front_matter_loader():
     """yaml's SafeLoader, except that dates stay text: `date: 2024-02-30` is then a warning about
-    that one key (see _check_date) instead of an error for the whole header."""
+    that one key (see _check_date) instead of an error for the whole header; and aliases (`*name`)
+    are refused. SafeLoader keeps an alias as a reference to its anchor's value, so a few hundred
+    bytes of nested aliases (a "billion laughs") make a value that is gigabytes once turned into
+    text. A header has no use for them: one with an alias is an unreadable header."""
     import yaml
 
     class FrontMatterLoader(yaml.SafeLoader):
-        pass
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None, None, f"aliases (*{event.anchor}) are not allowed in a sidecar header", event.start_mark
+                )
+            return super().compose_node(parent, index)
 
     FrontMatterLoader.yaml_implicit_resolvers = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
@@ -152,14 +162,30 @@ def _first_line(exc: Exception) -> str:
     return first_line(exc) or type(exc).__name__
 
 
+def _bounded_text(value, limit: int = _MAX_TEXT) -> str:
+    """A header value as text, cut at limit characters, without ever building more than that: a
+    list is joined item by item (YAML aliases are refused when reading, and this stays cheap anyway)."""
+    if isinstance(value, list):
+        out: list[str] = []
+        size = 0
+        for item in value:
+            if size >= limit:
+                break
+            part = _bounded_text(item, limit - size)
+            out.append(part)
+            size += len(part) + 1
+        return " ".join(out)[:limit]
+    if isinstance(value, str):
+        return value[:limit]
+    return str(value)[:limit]
+
+
 def meta_text(meta: dict, key: str) -> str | None:
     """A header value as one string ('' and missing give None)."""
     value = meta.get(key)
     if value is None:
         return None
-    if isinstance(value, list):
-        value = " ".join(str(v) for v in value)
-    text = clean_text(str(value)).strip()
+    text = clean_text(_bounded_text(value)).strip()
     return text or None
 
 
@@ -168,8 +194,8 @@ def meta_list(meta: dict, key: str) -> tuple[str, ...]:
     value = meta.get(key)
     if value is None:
         return ()
-    items = value if isinstance(value, list) else [value]
-    parts = (clean_text(part).strip() for item in items for part in str(item).split(","))
+    items = value[:1000] if isinstance(value, list) else [value]
+    parts = (clean_text(part).strip() for item in items for part in _bounded_text(item).split(","))
     return tuple(dict.fromkeys(p for p in parts if p))
 
 
@@ -179,7 +205,7 @@ def meta_bool(meta: dict, key: str) -> bool | None:
         return None
     if isinstance(value, bool):
         return value
-    text = str(value).split("#", 1)[0].strip().lower()  # Sigal headers may carry a comment
+    text = _bounded_text(value, 100).split("#", 1)[0].strip().lower()  # Sigal headers may carry a comment
     if text in ("true", "yes", "y", "1", "on"):
         return True
     if text in ("false", "no", "n", "0", "off", ""):
