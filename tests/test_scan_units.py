@@ -120,6 +120,23 @@ def test_yaml_aliases_are_refused_and_header_values_are_cut_into_text_cheaply():
     assert meta_text({"title": ["a", ["b", "c"]]}, "title") == "a b c"
 
 
+def test_headers_read_tolerantly_and_private_marks_outside_a_whole_header_fail_closed():
+    for text in ("\n \n---\nprivate: true\n---\n", "--- \nprivate: true\n...\t\n", "Title: x\nPrivate : true\n",
+                 "   private: true\n", "+++\nprivate = true\n+++\n"):
+        notes: list[str] = []
+        assert meta_bool(parse_sidecar_text(text, "a.md", notes)[0], "private") is True, text
+        assert notes == [], text
+    for text in ("---\nprivate: true\n", "Title: x\nprose\nPrivate: yes\n", "Some prose.\n\n'private' = 1\n",
+                 "    private: family\n"):
+        notes = []
+        assert parse_sidecar_text(text, "a.md", notes)[0]["private"] is True, text
+        assert len(notes) == 1 and "kept private to be safe" in notes[0], text
+    for text in ("Title: x\n\nprivate: true\n", "---\ntitle: x\n---\nprivate: true\n", "Title: x\nprose\nprivate: no\n"):
+        notes = []
+        meta, body = parse_sidecar_text(text, "a.md", notes)
+        assert meta_bool(meta, "private") is not True and notes == [], text  # the body is prose
+
+
 def test_markdown_without_raw_html():
     html = render_markdown("<script>alert(1)</script> and [x](javascript:alert(1)) **bold**")
     assert "<script>" not in html and "&lt;script&gt;" in html
