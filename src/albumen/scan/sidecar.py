@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 
 from ..errors import first_line
+from ..fsutil import open_regular
 from ..model import Sidecar
 
 _META_LINE = re.compile(r"^ {0,3}([A-Za-z0-9_-]+)[ \t]*:\s*(.*)$")  # indented up to 3 spaces, as Python-Markdown reads
@@ -48,7 +49,7 @@ def render_markdown(text: str) -> str:
 def read_sidecar(abs_path: str, src_uri: str) -> tuple[Sidecar, list[str]]:
     """Parse one sidecar file. Returns the sidecar and any problems worth a warning."""
     notes: list[str] = []
-    with open(abs_path, "rb") as f:
+    with open_regular(abs_path) as f:  # a FIFO would make the build wait forever
         raw = f.read(_MAX_SIDECAR_BYTES + 1)
     if len(raw) > _MAX_SIDECAR_BYTES:
         notes.append(f"{src_uri}: sidecar larger than 1 MiB, only its first 1 MiB is read")
