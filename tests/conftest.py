@@ -126,6 +126,25 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> Res
     return Result(result.exit_code, result.stdout, result.stderr, result.output)
 
 
+def run_cli_bounded(*args: str, timeout: float = 120, memory: int = 3 << 30) -> Result:
+    """Run `albumen ARGS` in a process of its own with a time limit and an address-space limit
+    (POSIX), for tests of inputs that once hung a build or ate all memory: a regression fails the
+    test (a timeout, or a MemoryError and a non-zero exit) instead of stalling the suite or the machine."""
+    import subprocess
+    import sys
+
+    def limit() -> None:  # pragma: no cover - runs in the child
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "albumen", *args], capture_output=True, text=True, timeout=timeout,
+        preexec_fn=limit if os.name == "posix" else None, stdin=subprocess.DEVNULL,
+    )
+    return Result(done.returncode, done.stdout, done.stderr, done.stdout + done.stderr)
+
+
 def build_site(src: Path, out: Path, *extra: str, cwd: Path | None = None, expect: int = 0) -> Result:
     result = run_cli("build", str(src), "-o", str(out), "-j", "1", *extra, cwd=cwd)
     assert result.exit_code == expect, result.output

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site, crawl, make_jpeg, make_png, run_cli, soup, tree_digest, write_config
+from conftest import (
+    build_site,
+    crawl,
+    make_jpeg,
+    make_png,
+    run_cli,
+    run_cli_bounded,
+    soup,
+    tree_digest,
+    write_config,
+)
 
 
 def photo_times(site: Path, album_dir: str) -> dict[str, str]:
@@ -437,6 +447,30 @@ def test_nomedia_and_ignore_patterns(tmp_path):
     result = build_site(src, site, "-c", str(write_config(tmp_path, 'ignore = ["*.tmp.jpg", "Scans"]\n')))
     assert "built 2 albums, 1 photo," in result.stdout
     assert sorted(p.parent.name for p in site.glob("*/*/index.html")) == ["a"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_fifos_in_the_photo_folder_or_as_the_config_never_hang_the_build(tmp_path):
+    """A FIFO named .nomedia made the build (and serve) wait forever for a writer. Files found by
+    name are opened only when regular: the .nomedia FIFO hides its folder (fail closed) with a
+    warning; FIFO sidecars and captions are not files, so they are not read; a FIFO config is an
+    error. In a process of its own with a time limit: a regression fails instead of hanging."""
+    src = tmp_path / "p"
+    make_jpeg(src / "Open" / "a.jpg")
+    make_jpeg(src / "Hidden" / "x.jpg")
+    os.mkfifo(src / "Hidden" / ".nomedia")
+    for name in ("index.md", "a.md", "a.vtt"):
+        os.mkfifo(src / "Open" / name)
+    site = tmp_path / "site"
+    result = run_cli_bounded("build", str(src), "-o", str(site), "-j", "1", timeout=90)
+    assert result.exit_code == 0, result.output
+    assert "Hidden/.nomedia: not a regular file (a FIFO or a device?); not read, the folder is hidden" in result.stderr
+    assert "built 2 albums, 1 photo," in result.stdout, result.stdout  # the home page and Open
+    assert not (site / "hidden").exists() and (site / "open" / "index.html").is_file()
+    fifo = tmp_path / "albumen.toml"
+    os.mkfifo(fifo)
+    result = run_cli_bounded("build", str(src), "-o", str(site), "-c", str(fifo), timeout=90)
+    assert result.exit_code == 2 and "cannot read config file: not a regular file" in result.stderr, result.output
 
 
 def test_symlinks_inside_followed_outside_ignored_and_loops_terminate(tmp_path):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site, crawl, make_jpeg, run_cli, soup, write_config
+from conftest import build_site, crawl, make_jpeg, run_cli, run_cli_bounded, soup, write_config
 
 SECRET_STRINGS = [
     "Zanzibar", "Secretwedding", "zanzibar-secretwedding", "Karamazov", "Hushhush", "hushhush",
@@ -249,6 +249,96 @@ def test_unclear_private_marks_fail_closed(tmp_path, sidecar):
     assert not (site / "fam").exists()
     assert len(private_roots(site)) == 1
     assert b"xq-secret" not in (site / "index.html").read_bytes()
+
+
+UNREAD_HEADERS = {  # album -> an index.md whose private mark was once not read: the album was published
+    "Kestrelunclosed": "---\nprivate: true\n",  # no closing fence
+    "Kestrelblank": "\n---\nprivate: true\n---\n",  # a blank line before the fence
+    "Kestrelspace": "--- \nprivate: true\n--- \n",  # spaces after the fences
+    "Kestrelcolon": "Title: x\nPrivate : true\n",  # a space before the colon (Sigal galleries have it)
+    "Kestrelindent": "  private: true\n",  # indented (Python-Markdown allows up to 3 spaces)
+    "Kestreltoml": "+++\nprivate = true\n+++\n",  # Hugo's TOML front matter
+    "Kestreltomlbad": "+++\nprivate = true\ntitle = [\n+++\n",  # broken TOML
+    "Kestrelprose": "A trip.\nprivate: true\n\nMore text.\n",  # no header at all, the mark in the text
+}
+
+
+def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_path):
+    """Each of these albums was published and listed, the private mark shown as text. Headers are
+    read more tolerantly now, and a private mark in the first lines of a header that is not read
+    whole keeps the album private with a warning. After a header read whole, the body is prose."""
+    src = tmp_path / "p"
+    for n, (album, text) in enumerate(UNREAD_HEADERS.items(), start=1):
+        secret_photo(src / album / f"xq-secret-photo-{n % 9 + 1}.jpg", n % 9 + 1)
+        (src / album / "index.md").write_text(text)
+    make_jpeg(src / "Openplain" / "ok.jpg")
+    (src / "Openplain" / "index.md").write_text("---\ntitle: Openplain\n---\n\nOur house rule:\nprivate: true\n")
+    (src / "Openplain" / "ok.jpg.md").write_text("private: true\n")
+    config = write_config(tmp_path, CONFIG.replace('private = ["Family Vault Ppp"]\n', ""))
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(config))
+    warnings = result.stderr
+    assert "Kestrelunclosed/index.md: line 2 ('private: true') is not read as a header line (the '---' that " \
+           "opens the header is never closed by a '---' line); kept private to be safe. Fix the header" in warnings
+    assert "Kestrelprose/index.md: line 2 ('private: true') is not read as a header line (no header is read)" in warnings
+    assert "Kestreltomlbad/index.md: invalid TOML front matter ignored" in warnings
+    assert "Kestreltomlbad/index.md: 'private: unreadable' is not true or false; the album is kept private" in warnings
+    for album in ("Kestrelblank", "Kestrelspace", "Kestrelcolon", "Kestrelindent", "Kestreltoml", "Openplain"):
+        assert f"{album}/index.md" not in warnings, warnings  # read as meant: nothing to warn about
+    assert "Openplain/ok.jpg.md: 'private' in a photo's sidecar hides nothing: Openplain/ok.jpg is published" in warnings
+
+    links = {}
+    for line in run_cli("links", str(src), "-o", str(site), "-c", str(config)).stdout.splitlines():
+        if ": https://" in line:
+            uri, _, url = line.partition(": ")
+            links[uri] = url
+    assert set(links) == set(UNREAD_HEADERS)
+    roots = private_roots(site)
+    assert {link.rstrip("/").rsplit("/", 1)[1] for link in links.values()} == {p.name for p in roots}
+    names = {str(p.relative_to(site)) for p in site.rglob("*")}
+    assert {"feed.xml", "rss.xml", "sitemap.xml", "stream/index.html", "openplain/feed.xml"} <= names
+    checked = 0
+    for path in site.rglob("*"):
+        if path.is_file() and not any(root in path.parents for root in roots):
+            data = path.read_bytes().lower()
+            assert b"kestrel" not in data and b"xq-secret" not in data and b"secretcamzyx" not in data, path
+            checked += 1
+    assert checked > 10
+    home = (site / "index.html").read_text()
+    assert "Openplain" in home
+    assert "private: true" in (site / "openplain" / "index.html").read_text()  # prose after a header read whole
+    for root in roots:
+        assert (root / "index.html").is_file()
+
+
+def billion_laughs(extra: str = "") -> str:
+    """The security review's 549-byte header: nine levels of ten aliases, a value of 10**9 strings."""
+    lines = ["---", "a0: &a0 [" + ",".join(['"lolololol"'] * 10) + "]"]
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    return "\n".join([*lines, "title: *a8", *([extra] if extra else []), "---", ""])
+
+
+def test_a_yaml_alias_bomb_is_an_unreadable_header_and_a_private_mark_in_it_holds(tmp_path):
+    """SafeLoader keeps aliases as references: turning the title into text built gigabytes in the
+    build process (MemoryError after ~47 s). Aliases are refused, so the header is unreadable: a
+    warning naming the file, and privacy fails closed. Run in a process of its own with a time and
+    memory limit, so that a regression fails instead of eating the machine."""
+    src = tmp_path / "p"
+    secret_photo(src / "Fam" / "xq-secret-photo-1.jpg", 1)
+    make_jpeg(src / "Lol" / "ok.jpg")
+    (src / "Fam" / "index.md").write_text(billion_laughs("private: true"))
+    (src / "Lol" / "index.md").write_text(billion_laughs())
+    assert len(billion_laughs().encode()) < 600
+    site = tmp_path / "site"
+    result = run_cli_bounded("build", str(src), "-o", str(site), "-j", "1")
+    assert result.exit_code == 0, result.output
+    for name in ("Fam", "Lol"):
+        assert f"{name}/index.md: invalid YAML front matter ignored (aliases (*a0) are not allowed" in result.stderr
+    assert "Fam/index.md: 'private: unreadable' is not true or false; the album is kept private" in result.stderr
+    assert not (site / "fam").exists() and (site / "lol" / "index.html").is_file()
+    assert len(private_roots(site)) == 1
+    assert b"xq-secret" not in (site / "index.html").read_bytes()
+    assert b"lolololol" not in (site / "lol" / "index.html").read_bytes()
 
 
 def test_links_refuses_a_cache_inside_the_photo_folder(tmp_path):

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from albumen.scan.arrange import natural_key, sort_items
 from albumen.scan.dates import date_from_filename, parse_date_value, parse_exif_datetime
-from albumen.scan.sidecar import meta_bool, meta_list, parse_sidecar_text, render_markdown
+from albumen.scan.sidecar import meta_bool, meta_list, meta_text, parse_sidecar_text, render_markdown
 from albumen.scan.sniff import sniff_bytes
 
 JPEG = b"\xff\xd8\xff\xe0" + b"\x00" * 60
@@ -105,6 +105,36 @@ def test_broken_yaml_is_reported_not_fatal():
     meta, _ = parse_sidecar_text("---\ntitle: [unclosed\n---\nbody\n", "a.md", notes)
     assert meta == {}
     assert notes and "a.md: invalid YAML front matter ignored" in notes[0]
+
+
+def test_yaml_aliases_are_refused_and_header_values_are_cut_into_text_cheaply():
+    notes: list[str] = []
+    meta, body = parse_sidecar_text("---\na: &a [x, y]\ntitle: *a\n---\nbody\n", "a.md", notes)
+    assert meta == {} and body == "body\n"
+    assert notes == ["a.md: invalid YAML front matter ignored (aliases (*a) are not allowed in a sidecar header)"]
+    assert parse_sidecar_text("---\ntitle: &a Trip\n---\n")[0] == {"title": "Trip"}  # an anchor alone is harmless
+    row = ["lolololol"] * 10
+    huge = [[[row] * 1000] * 1000]  # shared lists: 10**7 strings to walk, 10**8 bytes as text
+    assert len(meta_text({"title": huge}, "title") or "") <= 10_000
+    assert len(meta_list({"tags": huge}, "tags")) == 1
+    assert meta_text({"title": ["a", ["b", "c"]]}, "title") == "a b c"
+
+
+def test_headers_read_tolerantly_and_private_marks_outside_a_whole_header_fail_closed():
+    for text in ("\n \n---\nprivate: true\n---\n", "--- \nprivate: true\n...\t\n", "Title: x\nPrivate : true\n",
+                 "   private: true\n", "+++\nprivate = true\n+++\n"):
+        notes: list[str] = []
+        assert meta_bool(parse_sidecar_text(text, "a.md", notes)[0], "private") is True, text
+        assert notes == [], text
+    for text in ("---\nprivate: true\n", "Title: x\nprose\nPrivate: yes\n", "Some prose.\n\n'private' = 1\n",
+                 "    private: family\n"):
+        notes = []
+        assert parse_sidecar_text(text, "a.md", notes)[0]["private"] is True, text
+        assert len(notes) == 1 and "kept private to be safe" in notes[0], text
+    for text in ("Title: x\n\nprivate: true\n", "---\ntitle: x\n---\nprivate: true\n", "Title: x\nprose\nprivate: no\n"):
+        notes = []
+        meta, body = parse_sidecar_text(text, "a.md", notes)
+        assert meta_bool(meta, "private") is not True and notes == [], text  # the body is prose
 
 
 def test_markdown_without_raw_html():

@@ -6,6 +6,7 @@ build), never a half-written file under a published name.
 
 from __future__ import annotations
 
+import errno
 import functools
 import itertools
 import os
@@ -51,6 +52,29 @@ def check_inside(folder: str, root: str) -> None:
         shown = os.path.relpath(folder, root) if inside else folder
         raise OutsideRoot(f"output folder {shown} is a symbolic link to {real}, outside the output; "
                           "nothing is written through it")
+
+
+class NotRegularFile(OSError):
+    """A name that should be a file is a FIFO, a device or a socket: opening it could wait forever."""
+
+
+def open_regular(abs_path: str):
+    """open(abs_path, "rb"), for files found by name in the photo folder (.nomedia, sidecars,
+    captions): a FIFO or a device there is refused with NotRegularFile instead of opened, since
+    reading a FIFO waits for a writer that never comes. Opened without blocking and checked again
+    on the open file, so one swapped in after the first look is refused too."""
+    if not stat.S_ISREG(os.stat(abs_path).st_mode):
+        raise NotRegularFile(errno.EINVAL, "not a regular file", abs_path)
+    fd = os.open(abs_path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", abs_path)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def write_atomic(abs_path: str, data: bytes) -> os.stat_result:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import ConfigError
+from ..fsutil import open_regular
 from .schema import SECTIONS, Config, iter_settings
 
 CONFIG_NAME = "albumen.toml"
@@ -42,7 +43,7 @@ def find_config(explicit: str | Path | None, cwd: Path) -> Path | None:
     if explicit is not None:
         return Path(explicit)
     candidate = cwd / CONFIG_NAME
-    return candidate if candidate.is_file() else None
+    return candidate if candidate.exists() else None  # not a regular file: load_config says so
 
 
 def load_config(explicit: str | Path | None = None, cwd: Path | None = None, overrides: dict | None = None) -> LoadedConfig:
@@ -52,7 +53,8 @@ def load_config(explicit: str | Path | None = None, cwd: Path | None = None, ove
     data: dict[str, Any] = {}
     if path is not None:
         try:
-            raw = path.read_bytes()
+            with open_regular(str(path)) as f:  # a FIFO would make the command wait forever
+                raw = f.read()
         except FileNotFoundError:
             raise ConfigError([f"config file not found: {path}"], path=str(path)) from None
         except OSError as exc:

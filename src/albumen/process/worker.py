@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 
 from ..errors import ProcessingError, described
-from ..fsutil import OutsideRoot, check_inside, forget_resolved, write_atomic
+from ..fsutil import OutsideRoot, check_inside, forget_resolved, open_regular, write_atomic
 from .specs import ImageJob, JobResult, OutputSpec, VideoJob, progressive_for
 
 # Use an intermediate only when it has at least this many times the pixels (per side) of the target.
@@ -101,7 +101,7 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
             _record(written, spec.dest_uri, os.stat(target))
     for source, dest_uri in job.tracks:
         if todo is None or dest_uri in todo:
-            with open(source, "rb") as f:
+            with open_regular(source) as f:  # a caption file swapped for a FIFO would hang the worker
                 _record(written, dest_uri, _write_file(job, dest_uri, f.read()))
     return placeholder
 

@@ -363,6 +363,12 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
         if sidecar_entry is not None:
             used_sidecars.add(sidecar_entry.name)
             sidecar = _load_sidecar(sidecar_entry, prefix + sidecar_entry.name, gallery)
+            if "private" in sidecar.meta and meta_bool(sidecar.meta, "private") is not False:
+                gallery.warnings.append(
+                    f"{sidecar.src_uri}: 'private' in a photo's sidecar hides nothing: {src_uri} is published "
+                    "with its album (privacy is per album: mark the folder's index.md, or move the photo "
+                    "into a private album)"
+                )
         media = Media(
             src_uri=src_uri,
             album_uri=listing.src_uri,

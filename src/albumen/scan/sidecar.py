@@ -1,7 +1,10 @@
 """Markdown sidecars, compatible with Sigal galleries.
 
-Two header styles are read: Sigal's (Python-Markdown meta) `Key: value` lines at
-the top, ended by a blank line, and a YAML front-matter block between `---` lines.
+Header styles read: Sigal's (Python-Markdown meta) `Key: value` lines at the top,
+ended by a blank line, a YAML front-matter block between `---` lines, and a TOML
+one between `+++` lines (Hugo's). Blank lines before the header and spaces after a
+fence or before a colon are allowed. A `private` mark in a header that is not read
+whole keeps the item private (see parse_sidecar_text).
 The body is Markdown rendered to HTML with raw HTML disabled, so a sidecar cannot
 inject markup or script into the pages.
 """
@@ -12,9 +15,11 @@ import re
 from functools import lru_cache
 
 from ..errors import first_line
+from ..fsutil import open_regular
 from ..model import Sidecar
 
-_META_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.*)$")
+_META_LINE = re.compile(r"^ {0,3}([A-Za-z0-9_-]+)[ \t]*:\s*(.*)$")  # indented up to 3 spaces, as Python-Markdown reads
+_MAX_TEXT = 10_000  # a header value turned into text is cut here (a title, a list of tags)
 _CONTINUATION = re.compile(r"^(?: {4,}|\t)(.*)$")
 _MAX_SIDECAR_BYTES = 1 << 20
 
@@ -44,7 +49,7 @@ def render_markdown(text: str) -> str:
 def read_sidecar(abs_path: str, src_uri: str) -> tuple[Sidecar, list[str]]:
     """Parse one sidecar file. Returns the sidecar and any problems worth a warning."""
     notes: list[str] = []
-    with open(abs_path, "rb") as f:
+    with open_regular(abs_path) as f:  # a FIFO would make the build wait forever
         raw = f.read(_MAX_SIDECAR_BYTES + 1)
     if len(raw) > _MAX_SIDECAR_BYTES:
         notes.append(f"{src_uri}: sidecar larger than 1 MiB, only its first 1 MiB is read")
@@ -72,7 +77,7 @@ def _check_date(meta: dict, src_uri: str, notes: list[str]) -> None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return
     if parse_date_value(value) is None:
-        shown = clean_text(str(value))[:60]
+        shown = clean_text(_bounded_text(value, 60))
         notes.append(
             f"{src_uri}: date {shown!r} is not a date (write it as 2024-07-01 or 2024-07-01 14:30); ignored"
         )
@@ -80,37 +85,101 @@ def _check_date(meta: dict, src_uri: str, notes: list[str]) -> None:
 
 
 def parse_sidecar_text(text: str, src_uri: str = "", notes: list[str] | None = None) -> tuple[dict, str]:
-    """Split a sidecar into (header keys, Markdown body). Keys are lower-cased."""
+    """Split a sidecar into (header keys, Markdown body). Keys are lower-cased.
+
+    Privacy fails closed: when no header is read, or the header stops before the text does (a '---'
+    never closed, a line that is not `Key: value`), a line of the first 50 that reads like
+    `private: true` keeps the item private, with a warning. Once a header is read whole (closed by
+    its fence, or by a blank line), the body is prose: `private: true` there is text, not a mark."""
     notes = notes if notes is not None else []
-    if text.startswith("---\n") or text == "---":
-        end = re.search(r"^(?:---|\.\.\.)\s*$", text[4:], re.MULTILINE)
-        if end:
-            block, body = text[4 : 4 + end.start()], text[4 + end.end() :]
+    meta, body, unsure = _read_header(text, src_uri, notes)
+    if unsure and meta_bool(meta, "private") is not True:
+        mark = _private_mark(text)
+        if mark:
+            number, line = mark
+            notes.append(
+                f"{src_uri}: line {number} ({line.strip()!r}) is not read as a header line ({unsure}); "
+                "kept private to be safe. Fix the header: 'Key: value' lines at the very top, ended by a "
+                "blank line, or YAML between two '---' lines"
+            )
+            meta["private"] = True
+    return meta, body
+
+
+_LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
+_OPENING_FENCE = re.compile(r"(---|\+\+\+)[ \t]*(?:\n|$)")
+_CLOSING_FENCE = {"---": re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE), "+++": re.compile(r"^\+\+\+[ \t]*$", re.MULTILINE)}
+_PRIVATE_MENTION = re.compile(r"^\s*[\"']?private[\"']?\s*[:=]", re.IGNORECASE | re.MULTILINE)
+_PRIVATE_LINE = re.compile(r"""^\s*["']?private["']?\s*[:=]\s*["']?([^\s"'#]*)["']?\s*(?:#.*)?$""", re.IGNORECASE)
+_SCANNED_LINES = 50
+
+
+def _read_header(text: str, src_uri: str, notes: list[str]) -> tuple[dict, str, str | None]:
+    """(meta, body, why the header may not have been read whole, or None)."""
+    rest = text[_LEADING_BLANK_LINES.match(text).end() :]
+    fence = _OPENING_FENCE.match(rest)
+    if fence is None:
+        meta, body, stop = _parse_meta_lines(rest)
+        if not meta:
+            return {}, text, "no header is read"
+        if stop is not None:
+            return meta, body, f"the header stops at line {stop}, which is not a 'Key: value' line"
+        return meta, body, None
+    after = rest[fence.end() :]
+    kind = fence.group(1)
+    end = _CLOSING_FENCE[kind].search(after)
+    if end is None:
+        return {}, text, f"the '{kind}' that opens the header is never closed by a '{kind}' line"
+    block, body = after[: end.start()], after[end.end() :]
+    language = "YAML" if kind == "---" else "TOML"
+    try:
+        if kind == "---":
             import yaml
 
-            try:
-                data = yaml.load(block, Loader=_front_matter_loader())
-            except Exception as exc:  # a YAMLError, or a value yaml itself cannot build
-                notes.append(f"{src_uri}: invalid YAML front matter ignored ({_first_line(exc)})")
-                data = None
-            if data is not None and not isinstance(data, dict):
-                notes.append(f"{src_uri}: YAML front matter is not a set of keys; ignored")
-                data = None
-            if data is None and re.search(r"^\s*private\s*:", block, re.IGNORECASE | re.MULTILINE):
-                data = {"private": "unreadable"}  # fail closed: a broken header that mentions privacy hides
-            meta = {str(k).strip().lower(): v for k, v in (data or {}).items()}
-            return meta, body.lstrip("\n")
-    return _parse_meta_lines(text)
+            data = yaml.load(block, Loader=_front_matter_loader())
+        else:
+            import tomllib
+
+            data = tomllib.loads(block)
+    except Exception as exc:  # a YAMLError or TOMLDecodeError, or a value yaml itself cannot build
+        notes.append(f"{src_uri}: invalid {language} front matter ignored ({_first_line(exc)})")
+        data = None
+    if data is not None and not isinstance(data, dict):
+        notes.append(f"{src_uri}: {language} front matter is not a set of keys; ignored")
+        data = None
+    if data is None and _PRIVATE_MENTION.search(block):
+        data = {"private": "unreadable"}  # fail closed: a broken header that mentions privacy hides
+    meta = {str(k).strip().lower(): v for k, v in (data or {}).items()}
+    return meta, body.lstrip("\n"), None
+
+
+def _private_mark(text: str) -> tuple[int, str] | None:
+    """(line number, line) of the first of the first lines that reads like a private mark that is
+    not false (`private: true`, `Private : yes`, `private = true`, `"private": 1`, `private: family`)."""
+    for number, line in enumerate(text.split("\n", _SCANNED_LINES)[:_SCANNED_LINES], start=1):
+        m = _PRIVATE_LINE.match(line)
+        if m and meta_bool({"private": m.group(1)}, "private") is not False:
+            return number, line
+    return None
 
 
 @lru_cache(maxsize=1)
 def _front_matter_loader():
     """yaml's SafeLoader, except that dates stay text: `date: 2024-02-30` is then a warning about
-    that one key (see _check_date) instead of an error for the whole header."""
+    that one key (see _check_date) instead of an error for the whole header; and aliases (`*name`)
+    are refused. SafeLoader keeps an alias as a reference to its anchor's value, so a few hundred
+    bytes of nested aliases (a "billion laughs") make a value that is gigabytes once turned into
+    text. A header has no use for them: one with an alias is an unreadable header."""
     import yaml
 
     class FrontMatterLoader(yaml.SafeLoader):
-        pass
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.composer.ComposerError(
+                    None, None, f"aliases (*{event.anchor}) are not allowed in a sidecar header", event.start_mark
+                )
+            return super().compose_node(parent, index)
 
     FrontMatterLoader.yaml_implicit_resolvers = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
@@ -119,10 +188,13 @@ def _front_matter_loader():
     return FrontMatterLoader
 
 
-def _parse_meta_lines(text: str) -> tuple[dict, str]:
-    lines = text.lstrip("\n").split("\n")
+def _parse_meta_lines(text: str) -> tuple[dict, str, int | None]:
+    """Sigal's `Key: value` lines -> (meta, body, the line number that stopped them if it was not
+    blank and not the end: the header may go on past it)."""
+    lines = text.split("\n")
     meta: dict = {}
     key = None
+    stop = None
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -139,17 +211,36 @@ def _parse_meta_lines(text: str) -> tuple[dict, str]:
             values = previous if isinstance(previous, list) else [previous]
             meta[key] = [*values, cont.group(1).strip()]
         else:
+            stop = i + 1
             break
         i += 1
     else:
         i = len(lines)
     if not meta:
-        return {}, text
-    return meta, "\n".join(lines[i:])
+        return {}, text, stop
+    return meta, "\n".join(lines[i:]), stop
 
 
 def _first_line(exc: Exception) -> str:
     return first_line(exc) or type(exc).__name__
+
+
+def _bounded_text(value, limit: int = _MAX_TEXT) -> str:
+    """A header value as text, cut at limit characters, without ever building more than that: a
+    list is joined item by item (YAML aliases are refused when reading, and this stays cheap anyway)."""
+    if isinstance(value, list):
+        out: list[str] = []
+        size = 0
+        for item in value:
+            if size >= limit:
+                break
+            part = _bounded_text(item, limit - size)
+            out.append(part)
+            size += len(part) + 1
+        return " ".join(out)[:limit]
+    if isinstance(value, str):
+        return value[:limit]
+    return str(value)[:limit]
 
 
 def meta_text(meta: dict, key: str) -> str | None:
@@ -157,9 +248,7 @@ def meta_text(meta: dict, key: str) -> str | None:
     value = meta.get(key)
     if value is None:
         return None
-    if isinstance(value, list):
-        value = " ".join(str(v) for v in value)
-    text = clean_text(str(value)).strip()
+    text = clean_text(_bounded_text(value)).strip()
     return text or None
 
 
@@ -168,8 +257,8 @@ def meta_list(meta: dict, key: str) -> tuple[str, ...]:
     value = meta.get(key)
     if value is None:
         return ()
-    items = value if isinstance(value, list) else [value]
-    parts = (clean_text(part).strip() for item in items for part in str(item).split(","))
+    items = value[:1000] if isinstance(value, list) else [value]
+    parts = (clean_text(part).strip() for item in items for part in _bounded_text(item).split(","))
     return tuple(dict.fromkeys(p for p in parts if p))
 
 
@@ -179,7 +268,7 @@ def meta_bool(meta: dict, key: str) -> bool | None:
         return None
     if isinstance(value, bool):
         return value
-    text = str(value).split("#", 1)[0].strip().lower()  # Sigal headers may carry a comment
+    text = _bounded_text(value, 100).split("#", 1)[0].strip().lower()  # Sigal headers may carry a comment
     if text in ("true", "yes", "y", "1", "on"):
         return True
     if text in ("false", "no", "n", "0", "off", ""):

@@ -12,6 +12,8 @@ import stat as stat_mod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ..fsutil import NotRegularFile, open_regular
+
 
 @dataclass(slots=True)
 class FileEntry:
@@ -37,14 +39,20 @@ def is_ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(rel, p) for p in patterns)
 
 
-def _read_nomedia(abs_dir: str) -> set[str] | None:
-    """None when there is no .nomedia; an empty set means 'ignore the whole folder'."""
+def _read_nomedia(abs_dir: str, src_uri: str, report: WalkReport) -> set[str] | None:
+    """None when there is no .nomedia; an empty set means 'ignore the whole folder'. One that cannot
+    be read hides the folder (fail closed); one that is not a regular file (a FIFO would make the
+    build wait forever) is not opened and hides the folder, with a warning."""
     path = os.path.join(abs_dir, ".nomedia")
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read(1 << 16)
+        with open_regular(path) as f:
+            text = f.read(1 << 16).decode("utf-8", errors="replace")
     except FileNotFoundError:
         return None
+    except NotRegularFile:
+        shown = f"{src_uri}/.nomedia" if src_uri else ".nomedia"
+        report.warnings.append(f"{shown}: not a regular file (a FIFO or a device?); not read, the folder is hidden")
+        return set()
     except OSError:
         return set()
     return {line.strip() for line in text.splitlines() if line.strip()}
@@ -72,7 +80,7 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
             report.warnings.append(f"{src_uri}: folder already included through another link; walked once")
             continue
         seen.add(key)
-        nomedia = _read_nomedia(abs_dir)
+        nomedia = _read_nomedia(abs_dir, src_uri, report)
         if nomedia is not None and not nomedia:
             continue
         listing = DirListing(src_uri=src_uri, abs_path=abs_dir)

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from ..fsutil import open_regular
 from ..scan.sniff import MEDIA_EXTS
 
 
@@ -101,7 +102,7 @@ def _looks_like_media(path: str) -> bool:
     from ..scan.sniff import sniff_bytes
 
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # never a FIFO: the watcher would wait forever
             head = f.read(64)
     except OSError:
         return False
