@@ -251,6 +251,23 @@ def test_unclear_private_marks_fail_closed(tmp_path, sidecar):
     assert b"xq-secret" not in (site / "index.html").read_bytes()
 
 
+@pytest.mark.parametrize("marked", ["INDEX.md", "Index.md"])
+def test_a_private_mark_in_either_of_two_index_files_holds(tmp_path, marked):
+    """Index.md beside INDEX.md (a case-sensitive file system allows both): only one is read, and the
+    album stays private whichever of them marks it so."""
+    src = tmp_path / "p"
+    secret_photo(src / "Fam" / "xq-secret-photo-1.jpg", 1)
+    make_jpeg(src / "Pub" / "ok.jpg")
+    for name in ("INDEX.md", "Index.md"):
+        (src / "Fam" / name).write_text("---\nprivate: true\n---\n" if name == marked else "---\ntitle: Fam\n---\n")
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    assert "one index.md per folder" in result.output
+    assert not (site / "fam").exists()
+    assert len(private_roots(site)) == 1
+    assert b"xq-secret" not in (site / "index.html").read_bytes()
+
+
 UNREAD_HEADERS = {  # album -> an index.md whose private mark was once not read: the album was published
     "Kestrelunclosed": "---\nprivate: true\n",  # no closing fence
     "Kestrelblank": "\n---\nprivate: true\n---\n",  # a blank line before the fence

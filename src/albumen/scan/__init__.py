@@ -325,8 +325,14 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
 
     folder_name = listing.src_uri.rpartition("/")[2]
     album = Album(src_uri=listing.src_uri, name=folder_name, title=folder_name)
-    index_name = next((n for n in sidecars if n.lower() == "index.md"), None)
-    index = sidecars.pop(index_name) if index_name else None
+    index_names = sorted(n for n in sidecars if n.lower() == "index.md")
+    index = sidecars.pop(index_names[0]) if index_names else None
+    others = [sidecars.pop(n) for n in index_names[1:]]  # Index.md beside INDEX.md: one is read
+    if others:
+        gallery.warnings.append(
+            f"{prefix}{index_names[0]} is read, and {', '.join(prefix + e.name for e in others)} beside it is not"
+            " (one index.md per folder); an album that either marks private is kept private"
+        )
     if index is not None:
         album.sidecar = _load_sidecar(index, prefix + index.name, gallery)
         meta = album.sidecar.meta
@@ -340,6 +346,10 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
                 f"{album.sidecar.src_uri}: 'private: {meta.get('private')}' is not true or false; the album is kept private"
             )
             private = True
+        for other in others:  # fail closed: a private mark in the file not read still counts
+            other_meta = _load_sidecar(other, prefix + other.name, gallery).meta
+            if "private" in other_meta and meta_bool(other_meta, "private") is not False:
+                private = True
         album.marked_private = bool(private)
         if private and not listing.src_uri:
             gallery.warnings.append(
