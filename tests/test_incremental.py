@@ -276,35 +276,6 @@ def test_a_cache_of_another_format_is_started_anew_once(gallery, tmp_path, isola
     assert "nothing changed" in again.stdout and "format changed" not in again.stderr
 
 
-def test_killed_build_then_rebuild_gives_a_complete_site(tmp_path):
-    src = tmp_path / "photos"
-    for i in range(40):
-        make_jpeg(src / f"album{i % 3}" / f"p{i:02d}.jpg", size=(2400, 1600), color=(i * 5, 100, 200))
-    site = tmp_path / "site"
-    env = dict(os.environ)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "albumen", "build", str(src), "-o", str(site), "-j", "2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
-    )
-    deadline = time.time() + 120
-    while time.time() < deadline and len(list(site.rglob("*.thumb.*.jpg"))) < 5:
-        time.sleep(0.05)
-    assert proc.poll() is None, "the build finished before it could be interrupted"
-    children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
-    for pid in children[:1]:
-        os.kill(int(pid), signal.SIGKILL)  # a worker dies mid-job
-    time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)  # then the whole build
-    proc.wait(timeout=30)
-    result = run_cli("build", str(src), "-o", str(site), "-j", "2")
-    assert result.exit_code == 0, result.output
-    assert "built 4 albums, 40 photos, 0 videos, 0 skipped" in result.stdout
-    walk = crawl(site)
-    assert walk.broken == []
-    assert len([p for p in walk.pages if p.count("/") == 2]) == 40
-    assert not [p for p in site.rglob(".albumen-tmp-*")]
-
-
 def _build_in_background(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path, list[int]]:
     """A build of 40 big photos, started in a process of its own and caught with its workers busy."""
     src = tmp_path / "photos"
@@ -338,6 +309,21 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def test_killed_build_then_rebuild_gives_a_complete_site(tmp_path):
+    proc, src, site, workers = _build_in_background(tmp_path)
+    os.kill(workers[0], signal.SIGKILL)  # a worker dies mid-job
+    time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # then the whole build
+    proc.wait(timeout=30)
+    result = run_cli("build", str(src), "-o", str(site), "-j", "2")
+    assert result.exit_code == 0, result.output
+    assert "built 4 albums, 40 photos, 0 videos, 0 skipped" in result.stdout
+    walk = crawl(site)
+    assert walk.broken == []
+    assert len([p for p in walk.pages if p.count("/") == 2]) == 40
+    assert not [p for p in site.rglob(".albumen-tmp-*")]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
