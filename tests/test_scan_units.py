@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
 
 from albumen.scan.arrange import natural_key, sort_items
 from albumen.scan.dates import date_from_filename, parse_date_value, parse_exif_datetime
@@ -260,3 +263,20 @@ def test_untagged_adobe_rgb_is_told_by_exif_colour_space_and_interop_index(tmp_p
     assert colour_of("d.jpg") == "srgb"
     assert colour_of("e.jpg", 0xFFFF, "R03", icc=srgb_icc) == "srgb"  # an embedded profile wins
     assert colour_of("f.jpg", 0xFFFF, "R03", mode="L") == "srgb"  # grey: no primaries to convert
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_swapped_in_after_the_walk_is_refused_not_waited_on(tmp_path):
+    """The walk keeps regular files only; a worker reading one later must not block if it became a FIFO."""
+    import threading
+
+    from albumen.scan import read_media_file
+
+    fifo = tmp_path / "photo.jpg"
+    os.mkfifo(fifo)
+    result = []
+    reader = threading.Thread(target=lambda: result.append(read_media_file(str(fifo), "photo.jpg", 10**8)), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive(), "reading a FIFO blocked"
+    assert result[0].kind == "broken" and "not a regular file" in result[0].reason

@@ -185,7 +185,7 @@ def _resize_frames(frames, spec: OutputSpec):
 
 def _original_bytes(job: ImageJob, spec: OutputSpec) -> bytes:
     """The original file, with its location removed unless metadata is kept."""
-    with open(job.abs_src_path, "rb") as f:
+    with open_regular(job.abs_src_path) as f:
         data = f.read()
     if job.keep_metadata:
         return data
