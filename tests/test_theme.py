@@ -164,3 +164,23 @@ def test_meta_descriptions_read_as_the_text_does():
         "by albumen demo: every one Next line"
     )
     assert plain_text("<p><a href='x'>Link</a>, then</p>") == "Link, then"
+
+
+def test_a_day_alone_is_shown_without_a_made_up_time(tmp_path):
+    """`date: 2024-03-01` in a sidecar names a day, not midnight; a time given, or the camera's own
+    clock (even at midnight), is shown."""
+    src = tmp_path / "p"
+    make_jpeg(src / "day.jpg", date="2024:05:05 12:34:00")
+    (src / "day.md").write_text("---\ndate: 2024-03-01\n---\n")
+    make_jpeg(src / "timed.jpg", date="2024:05:05 12:34:00")
+    (src / "timed.md").write_text("---\ndate: 2024-03-01 14:30\n---\n")
+    make_jpeg(src / "midnight.jpg", date="2024:05:06 00:00:00")
+    site = tmp_path / "site"
+    build_site(src, site)
+
+    def shown(slug: str) -> str:
+        return soup(site / slug / "index.html").select_one("time").get_text()
+
+    assert shown("day") == "1 March 2024"
+    assert shown("timed") == "1 March 2024, 14:30"
+    assert shown("midnight") == "6 May 2024, 00:00"

@@ -248,7 +248,7 @@ class ViewBuilder:
             date=media.date,
             date_iso=format_iso(media.date),
             date_text=date_text,
-            datetime_text=format_datetime(media.date, lang),
+            datetime_text=format_datetime(media.date, lang) if _time_known(media) else date_text,
             tags=media.tags,
             author=media.author,
             location=media.location,
@@ -631,6 +631,16 @@ _LANGUAGES = {"en": "English", "fr": "Français", "de": "Deutsch", "es": "Españ
 
 def _language_name(code: str) -> str:
     return _LANGUAGES.get(code.split("-")[0].lower(), code) if code else "Captions"
+
+
+def _time_known(media) -> bool:
+    """Whether the media's date has a time of day: a day alone (a sidecar's `date: 2024-03-01`, an IPTC
+    or XMP date without a time, a date in the file name) reads as midnight, which is not when it was
+    taken. The camera's own clock (EXIF, a video's creation time) is always shown."""
+    date = media.date
+    if date is None:
+        return False
+    return media.date_source in ("exif", "video", "mtime") or (date.hour, date.minute, date.second, date.microsecond) != (0, 0, 0, 0)
 
 
 def folder_index_pages(folders: Iterable[tuple[str, str]], links: str = "directory") -> list[Page]:
