@@ -54,6 +54,7 @@ def _temporary(name: str) -> bool:
         name.endswith(("~", ".swp", ".swx", ".tmp", ".part", ".crdownload", ".kate-swp"))
         or name.startswith((".#", "#", ".albumen-tmp-"))
         or name in ("4913",)  # vim's write test
+        or (len(name) == 9 and name.startswith("sed") and name[3:].isalnum())  # sed -i's work file
     )
 
 
