@@ -157,6 +157,34 @@ def test_originals_keep_only_application_segments_known_to_name_no_place(tmp_pat
         assert im.tobytes() == orig.tobytes()
 
 
+def test_originals_keep_no_photoshop_resource_that_could_hold_a_location(tmp_path):
+    """APP13 holds more than IPTC: a whole EXIF block (0x0422, with its GPS) or XMP packet (0x0424)
+    may ride along. Only resources that cannot name a place stay; the IPTC keeps its caption."""
+    from conftest import make_exif
+
+    src = tmp_path / "p"
+    original = make_jpeg(src / "a.jpg", size=(120, 80))
+    exif_block = make_exif(gps=(48.8594, 2.2943)).tobytes()
+    xmp = b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">' \
+          b'<rdf:Description xmlns:exif="http://ns.adobe.com/exif/1.0/" exif:GPSLatitude="48,51.5N"/></rdf:RDF></x:xmpmeta>'
+
+    def resource(number: int, data: bytes) -> bytes:
+        return b"8BIM" + number.to_bytes(2, "big") + b"\x00\x00" + len(data).to_bytes(4, "big") + data + b"\x00" * (len(data) % 2)
+
+    caption = b"Sunset over the bay"
+    iptc = b"\x1c\x02\x78" + len(caption).to_bytes(2, "big") + caption
+    payload = b"Photoshop 3.0\x00" + resource(0x0404, iptc) + resource(0x0422, exif_block) + resource(0x0424, xmp)
+    _with_segment(original, b"\xff\xed" + (len(payload) + 2).to_bytes(2, "big") + payload)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    (published,) = [p for p in site.rglob("*.jpg") if ".original." in p.name]
+    data = published.read_bytes()
+    assert b"8BIM\x04\x22" not in data and b"8BIM\x04\x24" not in data and b"GPSLatitude" not in data
+    assert caption in data
+    with Image.open(published) as im, Image.open(original) as orig:
+        assert im.tobytes() == orig.tobytes()
+
+
 def test_originals_lose_the_place_their_iptc_names(tmp_path):
     from PIL import IptcImagePlugin
 

@@ -324,11 +324,23 @@ def _without_gps(tiff: bytes) -> bytes | None:
 
 
 _PHOTOSHOP = b"Photoshop 3.0\x00"
+# Photoshop resources kept (the IPTC block cleaned): ones that cannot name a place. Every other one is
+# dropped, among them a whole EXIF block (0x0422) or XMP packet (0x0424) with their GPS, and thumbnails.
+_PHOTOSHOP_KEPT = {
+    0x03ED,  # resolution
+    0x03F3,  # print flags
+    0x0404,  # IPTC-NAA, without its place datasets
+    0x040D,  # global lighting angle
+    0x040F,  # ICC profile
+    0x0411,  # ICC untagged flag
+    0x0419,  # global lighting altitude (an angle, not a height above the sea)
+    0x0421,  # version info
+}
 
 
 def _without_iptc_place(payload: bytes) -> bytes | None:
-    """An APP13 payload without the IPTC datasets that name a place (and without the IPTC digest,
-    which no longer matches). None when the payload cannot be read: the caller drops it whole."""
+    """An APP13 payload with only the resources of _PHOTOSHOP_KEPT, its IPTC without the datasets that
+    name a place. None when the payload cannot be read: the caller drops it whole."""
     from ..scan.metadata import IPTC_PLACE
 
     if not payload.startswith(_PHOTOSHOP):
@@ -355,7 +367,7 @@ def _without_iptc_place(payload: bytes) -> bytes | None:
             data = _iptc_without(data, IPTC_PLACE)
             if data is None:
                 return None
-        if resource != 0x0425:  # the digest of the IPTC block, stale once it changed
+        if resource in _PHOTOSHOP_KEPT:  # the IPTC digest (0x0425) goes too: stale once the IPTC changed
             out += payload[i:name_end] + len(data).to_bytes(4, "big") + data + (b"\x00" if len(data) % 2 else b"")
         i = end + (size % 2)
     return bytes(out) if len(out) + 2 <= 0xFFFF else None
