@@ -459,14 +459,19 @@ def test_fifos_in_the_photo_folder_or_as_the_config_never_hang_the_build(tmp_pat
     make_jpeg(src / "Open" / "a.jpg")
     make_jpeg(src / "Hidden" / "x.jpg")
     os.mkfifo(src / "Hidden" / ".nomedia")
-    for name in ("index.md", "a.md", "a.vtt"):
+    for name in ("a.md", "a.vtt"):
         os.mkfifo(src / "Open" / name)
+    make_jpeg(src / "Locked" / "l.jpg")
+    os.mkfifo(src / "Locked" / "index.md")  # it may say 'private: true': not read, so kept private
     site = tmp_path / "site"
     result = run_cli_bounded("build", str(src), "-o", str(site), "-j", "1", timeout=90)
     assert result.exit_code == 0, result.output
     assert "Hidden/.nomedia: not a regular file (a FIFO or a device?); not read, the folder is hidden" in result.stderr
-    assert "built 2 albums, 1 photo," in result.stdout, result.stdout  # the home page and Open
+    assert "Locked/index.md: cannot read it (not a regular file); its album is kept private" in result.stderr
+    assert "1 photo," not in result.stdout and ", 2 photos," in result.stdout, result.stdout  # Open and Locked
     assert not (site / "hidden").exists() and (site / "open" / "index.html").is_file()
+    assert not (site / "locked").exists() and b"Locked" not in (site / "index.html").read_bytes()
+    assert list((site / "p").glob("*/index.html"))
     fifo = tmp_path / "albumen.toml"
     os.mkfifo(fifo)
     result = run_cli_bounded("build", str(src), "-o", str(site), "-c", str(fifo), timeout=90)

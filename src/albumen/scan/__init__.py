@@ -335,7 +335,7 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
             " (one index.md per folder); an album that either marks private is kept private"
         )
     if index is not None:
-        album.sidecar = _load_sidecar(index, prefix + index.name, gallery)
+        album.sidecar = _load_sidecar(index, prefix + index.name, gallery, album=True)
         meta = album.sidecar.meta
         album.title = meta_text(meta, "title") or album.title
         album.description_html = album.sidecar.body_html
@@ -348,7 +348,7 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
             )
             private = True
         for other in others:  # fail closed: a private mark in the file not read still counts
-            other_meta = _load_sidecar(other, prefix + other.name, gallery).meta
+            other_meta = _load_sidecar(other, prefix + other.name, gallery, album=True).meta
             if "private" in other_meta and meta_bool(other_meta, "private") is not False:
                 private = True
         album.marked_private = bool(private)
@@ -471,10 +471,17 @@ def _sidecar_for(name: str, sidecars: dict[str, FileEntry]) -> FileEntry | None:
     return sidecars.get(f"{stem}.md")
 
 
-def _load_sidecar(entry: FileEntry, src_uri: str, gallery: Gallery) -> Sidecar:
+def _load_sidecar(entry: FileEntry, src_uri: str, gallery: Gallery, album: bool = False) -> Sidecar:
+    """album: an album's index.md, which may mark it private: one that cannot be read keeps it private
+    (fail closed) until it can."""
     try:
         sidecar, notes = read_sidecar(entry.abs_path, src_uri)
     except OSError as exc:
+        if album:
+            gallery.warnings.append(
+                f"{src_uri}: cannot read it ({exc.strerror}); its album is kept private until it can be read"
+            )
+            return Sidecar(src_uri=src_uri, meta={"private": True})
         gallery.warnings.append(f"{src_uri}: cannot read sidecar ({exc.strerror}); ignored")
         return Sidecar(src_uri=src_uri, meta={})
     gallery.warnings.extend(notes)

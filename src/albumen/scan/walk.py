@@ -117,7 +117,9 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 continue
             if stat_mod.S_ISDIR(target.st_mode):
                 subdirs.append((rel, entry.path))
-            elif stat_mod.S_ISREG(target.st_mode):
+            elif stat_mod.S_ISREG(target.st_mode) or name.lower() == "index.md":
+                # an index.md that is not a file (a FIFO, a device) is listed all the same: reading it is
+                # refused, and its album kept private (it may say so), not published as if it had none
                 listing.files.append(FileEntry(name, entry.path, target.st_size, target.st_mtime_ns))
         yield listing
         stack.extend(reversed(subdirs))
