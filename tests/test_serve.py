@@ -36,6 +36,7 @@ def test_classifier_orders_and_filters_changes(tmp_path):
     # sed -i writes a work file beside the sidecar and renames it: only the sidecar is named
     edit = decide(("added", "/p/a/sedyR22j8"), ("deleted", "/p/a/sedyR22j8"), ("modified", "/p/a/index.md"))
     assert edit.action == Action.PAGES and edit.reasons == ["sidecar modified: a/index.md"]
+    assert decide(("deleted", "/p/sediments")).action == Action.MEDIA  # a folder moved away, not sed's file
     assert decide(("modified", "/p/a/notes.txt")).action == Action.NOTHING
     assert decide(("added", "/p/a/.nomedia")).action == Action.PAGES
     assert decide(("modified", "/elsewhere/x.jpg")).action == Action.NOTHING

@@ -54,8 +54,13 @@ def _temporary(name: str) -> bool:
         name.endswith(("~", ".swp", ".swx", ".tmp", ".part", ".crdownload", ".kate-swp"))
         or name.startswith((".#", "#", ".albumen-tmp-"))
         or name in ("4913",)  # vim's write test
-        or (len(name) == 9 and name.startswith("sed") and name[3:].isalnum())  # sed -i's work file
     )
+
+
+def _sed_work_file(name: str, path: str, changes: set[tuple[str, str]]) -> bool:
+    """sed -i's work file (sedXXXXXX): made and gone within the batch (a folder named 'sediments' is not)."""
+    return (len(name) == 9 and name.startswith("sed") and name[3:].isalnum()
+            and ("added", path) in changes and ("deleted", path) in changes)
 
 
 def classify_changes(
@@ -69,7 +74,7 @@ def classify_changes(
     decision = Decision(Action.NOTHING)
     for kind, path in sorted(changes):
         name = os.path.basename(path)
-        if _inside(path, output) or _temporary(name):
+        if _inside(path, output) or _temporary(name) or _sed_work_file(name, path, changes):
             continue
         if config_path and os.path.abspath(path) == os.path.abspath(config_path):
             decision.action = max(decision.action, Action.CONFIG)
