@@ -638,6 +638,23 @@ def test_panoramas_keep_their_detail(tmp_path):
         assert (site / "pano" / part.split()[0]).is_file()
 
 
+def test_grid_tiles_offer_only_images_that_fill_them_sharply(tmp_path):
+    """A panorama's tile is its 3:1 thumbnail: its 24:1 display images would be scaled up three times
+    to cover it. A 3:2 photo may still fill a square tile."""
+    src = tmp_path / "p"
+    make_jpeg(src / "pano.jpg", size=(7200, 300))
+    make_jpeg(src / "norm.jpg", size=(3000, 2000))
+    site = tmp_path / "site"
+    build_site(src, site)
+    tiles = {li["id"]: li.select_one("img")["srcset"] for li in soup(site / "index.html").select(".grid li")}
+    assert [part.split()[1] for part in tiles["pano"].split(", ")] == ["900w"]
+    assert [part.split()[1] for part in tiles["norm"].split(", ")] == ["480w", "640w", "1024w", "1600w", "2048w"]
+    square = tmp_path / "square"
+    build_site(src, square, "-c", str(write_config(tmp_path, '[thumbnails]\nstyle = "square"\n')))
+    tiles = {li["id"]: li.select_one("img")["srcset"] for li in soup(square / "index.html").select(".grid li")}
+    assert len(tiles["norm"].split(", ")) == 5
+
+
 def test_no_published_side_exceeds_webp_limit():
     from albumen.process.plan import MAX_SIDE, display_geometry
 

@@ -131,8 +131,17 @@ def make_environment(
     env.filters["datetime"] = lambda value: format_datetime(value, language)
     env.globals["date_range"] = lambda a, b: format_date_range(a, b, language)
     env.filters["srcset"] = srcset_filter
+    env.filters["fill_tile"] = fill_tile
     env.globals["viewer_items"] = viewer_items
     return env
+
+
+def fill_tile(images, tile) -> list:
+    """The images other than `tile` that can fill a tile of its shape (object-fit: cover) without being
+    stretched much: none more than 1.5 times wider in proportion. A panorama's 24:1 display image in
+    its 3:1 tile was scaled up three times (blurred); a 3:2 photo may still fill a square tile."""
+    ratio = tile.width / tile.height
+    return [i for i in images if i.width != tile.width and i.width / i.height <= 1.52 * ratio]  # 1.5, rounding
 
 
 @pass_context
