@@ -277,6 +277,7 @@ UNREAD_HEADERS = {  # album -> an index.md whose private mark was once not read:
     "Kestreltoml": "+++\nprivate = true\n+++\n",  # Hugo's TOML front matter
     "Kestreltomlbad": "+++\nprivate = true\ntitle = [\n+++\n",  # broken TOML
     "Kestrelprose": "A trip.\nprivate: true\n\nMore text.\n",  # no header at all, the mark in the text
+    "Kestrellist": "---\n- private: true\n---\n",  # YAML, but a list of keys rather than a set of them
 }
 
 

@@ -256,6 +256,8 @@ def strip_jpeg_location(data: bytes) -> bytes | None:
         elif marker == 0xED:  # APP13: Photoshop resources, where IPTC-IIM lives
             kept = _without_iptc_place(payload)
             segment = b"" if kept is None else b"\xff\xed" + (len(kept) + 2).to_bytes(2, "big") + kept
+        elif marker == 0xFE:
+            segment = b""  # a comment: free text, which may name a place
         elif 0xE0 <= marker <= 0xEF and not any(marker == m and payload.startswith(p) for m, p in _APP_KEPT):
             segment = b""  # an application segment not known to hold no place (a maker's own, FlashPix, ...)
         out += segment
@@ -298,26 +300,22 @@ def _without_gps(tiff: bytes) -> bytes | None:
     out = bytearray(tiff)
     try:
         ifd0 = number(4, 4)
-        gps = None
-        for k in range(number(ifd0, 2)):
-            entry = ifd0 + 2 + 12 * k
-            if number(entry, 2) == 0x8825:
-                gps = number(entry + 8, 4)
-        if gps is None:
-            return tiff
-        count = number(gps, 2)
-        end = gps + 2 + 12 * count + 4
-        if end > len(tiff):
-            return None
-        for k in range(count):
-            entry = gps + 2 + 12 * k
-            size = _TIFF_TYPE_SIZES.get(number(entry + 2, 2), 1) * number(entry + 4, 4)
-            if size > 4:  # the value lives elsewhere: zeroed there too
-                at = number(entry + 8, 4)
-                if at + size > len(tiff):
-                    return None
-                out[at : at + size] = bytes(size)
-        out[gps:end] = bytes(end - gps)  # no entries, no next IFD
+        pointers = [number(ifd0 + 2 + 12 * k + 8, 4) for k in range(number(ifd0, 2))
+                    if number(ifd0 + 2 + 12 * k, 2) == 0x8825]  # a crafted file may hold several
+        for gps in pointers:
+            count = number(gps, 2)
+            end = gps + 2 + 12 * count + 4
+            if end > len(tiff):
+                return None
+            for k in range(count):
+                entry = gps + 2 + 12 * k
+                size = _TIFF_TYPE_SIZES.get(number(entry + 2, 2), 1) * number(entry + 4, 4)
+                if size > 4:  # the value lives elsewhere: zeroed there too
+                    at = number(entry + 8, 4)
+                    if at + size > len(tiff):
+                        return None
+                    out[at : at + size] = bytes(size)
+            out[gps:end] = bytes(end - gps)  # no entries, no next IFD
     except IndexError:
         return None
     return bytes(out)

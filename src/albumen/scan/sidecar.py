@@ -109,8 +109,8 @@ def parse_sidecar_text(text: str, src_uri: str = "", notes: list[str] | None = N
 _LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
 _OPENING_FENCE = re.compile(r"(---|\+\+\+)[ \t]*(?:\n|$)")
 _CLOSING_FENCE = {"---": re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE), "+++": re.compile(r"^\+\+\+[ \t]*$", re.MULTILINE)}
-_PRIVATE_MENTION = re.compile(r"^\s*[\"']?private[\"']?\s*[:=]", re.IGNORECASE | re.MULTILINE)
-_PRIVATE_LINE = re.compile(r"""^\s*["']?private["']?\s*[:=]\s*["']?([^\s"'#]*)["']?\s*(?:#.*)?$""", re.IGNORECASE)
+_PRIVATE_MENTION = re.compile(r"^\s*(?:-\s+)?[\"']?private[\"']?\s*[:=]", re.IGNORECASE | re.MULTILINE)
+_PRIVATE_LINE = re.compile(r"""^\s*(?:-\s+)?["']?private["']?\s*[:=]\s*["']?([^\s"'#]*)["']?\s*(?:#.*)?$""", re.IGNORECASE)
 _SCANNED_LINES = 50
 
 
