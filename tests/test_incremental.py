@@ -277,9 +277,10 @@ def test_a_cache_of_another_format_is_started_anew_once(gallery, tmp_path, isola
 
 
 def _build_in_background(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path, list[int]]:
-    """A build of 40 big photos, started in a process of its own and caught with its workers busy."""
+    """A build of 80 big photos, started in a process of its own and caught with its workers busy
+    (far from done: a build that finished first would make these tests fail at random)."""
     src = tmp_path / "photos"
-    for i in range(40):
+    for i in range(80):
         make_jpeg(src / f"album{i % 3}" / f"p{i:02d}.jpg", size=(2400, 1600), color=(i * 5, 100, 200))
     site = tmp_path / "site"
     proc = subprocess.Popen(
@@ -319,10 +320,10 @@ def test_killed_build_then_rebuild_gives_a_complete_site(tmp_path):
     proc.wait(timeout=30)
     result = run_cli("build", str(src), "-o", str(site), "-j", "2")
     assert result.exit_code == 0, result.output
-    assert "built 4 albums, 40 photos, 0 videos, 0 skipped" in result.stdout
+    assert "built 4 albums, 80 photos, 0 videos, 0 skipped" in result.stdout
     walk = crawl(site)
     assert walk.broken == []
-    assert len([p for p in walk.pages if p.count("/") == 2]) == 40
+    assert len([p for p in walk.pages if p.count("/") == 2]) == 80
     assert not [p for p in site.rglob(".albumen-tmp-*")]
 
 
@@ -333,10 +334,10 @@ def test_sigterm_stops_a_build_like_ctrl_c(tmp_path):
     proc, src, site, workers = _build_in_background(tmp_path)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and "interrupted" in err
+    assert proc.returncode == 130 and "interrupted" in err, err[-3000:]
     assert _gone(workers)
     result = run_cli("build", str(src), "-o", str(site), "-j", "2")
-    assert result.exit_code == 0 and "40 photos" in result.stdout
+    assert result.exit_code == 0 and "80 photos" in result.stdout
     assert not list(site.rglob(".albumen-tmp-*"))
 
 

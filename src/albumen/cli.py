@@ -225,31 +225,36 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
     from .build import BuildOptions
     from .build import build as run_build
 
-    with _sigterm_as_interrupt(), WorkerPool(jobs or 0) as pool:
-        if force or not (out / "index.html").is_file():
-            pool.start()  # a first build has work for the workers: they start while the build gets ready
+    reporter = None
+    try:
+        with _sigterm_as_interrupt():  # from here to the summary: SIGTERM at any moment stops as Ctrl-C does
+            with WorkerPool(jobs or 0) as pool:
+                if force or not (out / "index.html").is_file():
+                    pool.start()  # a first build has work for the workers: they start while the build gets ready
 
-        options = BuildOptions(
-            source=src, output=out, jobs=jobs or 0, strict=strict, force=force, force_albums=tuple(force_albums),
-        )
-        reporter = _reporter(verbosity)
-        if isinstance(reporter, RichReporter):
-            if pool.started:
-                reporter.keep_redrawing()
-            else:
-                pool.on_start.append(reporter.keep_redrawing)
-        try:
-            report = run_build(loaded, options, reporter, pool)
-        except KeyboardInterrupt:
+                options = BuildOptions(
+                    source=src, output=out, jobs=jobs or 0, strict=strict, force=force,
+                    force_albums=tuple(force_albums),
+                )
+                reporter = _reporter(verbosity)
+                if isinstance(reporter, RichReporter):
+                    if pool.started:
+                        reporter.keep_redrawing()
+                    else:
+                        pool.on_start.append(reporter.keep_redrawing)
+                try:
+                    report = run_build(loaded, options, reporter, pool)
+                except AlbumenError as exc:
+                    reporter.close()
+                    fail(exc)
+                    return
             reporter.close()
-            _say("interrupted: the site may be incomplete; build again to finish it", err=True)
-            sys.exit(EXIT_INTERRUPTED)
-        except AlbumenError as exc:
+            _print_report(report, verbosity)
+    except KeyboardInterrupt:
+        if reporter is not None:
             reporter.close()
-            fail(exc)
-            return
-    reporter.close()
-    _print_report(report, verbosity)
+        _say("interrupted: the site may be incomplete; build again to finish it", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     if strict and report.problems:
         _say("--strict: failing because files were skipped or warnings were given", err=True)
         sys.exit(EXIT_FAILED)
