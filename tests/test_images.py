@@ -136,6 +136,14 @@ def _with_segment(jpeg: Path, segment: bytes) -> None:
     jpeg.write_bytes(data[:2] + segment + data[2:])  # right after SOI
 
 
+def _published_original(src: Path, tmp_path: Path) -> Path:
+    """Build src with download originals on; the one original published."""
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
+    (published,) = [p for p in site.rglob("*.jpg") if ".original." in p.name]
+    return published
+
+
 def test_originals_keep_only_application_segments_known_to_name_no_place(tmp_path):
     """A maker's own segment (APP4, APP5, ...) may hold anything, a location included: only JFIF, the
     colour profile, Adobe's flag and the cleaned EXIF, XMP and IPTC stay."""
@@ -148,9 +156,7 @@ def test_originals_keep_only_application_segments_known_to_name_no_place(tmp_pat
     _with_segment(original, b"\xff\xe5" + (len(maker) + 2).to_bytes(2, "big") + maker)
     comment = b"Shot from Pointe 61.0099N"  # a comment is free text too
     _with_segment(original, b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment)
-    site = tmp_path / "site"
-    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
-    (published,) = [p for p in site.rglob("*.jpg") if ".original." in p.name]
+    published = _published_original(src, tmp_path)
     data = published.read_bytes()
     assert b"45.1234N" not in data and b"MAKER" not in data and b"61.0099N" not in data
     with Image.open(published) as im, Image.open(original) as orig:
@@ -177,9 +183,7 @@ def test_originals_keep_no_photoshop_resource_that_could_hold_a_location(tmp_pat
     iptc = b"\x1c\x02\x78" + len(caption).to_bytes(2, "big") + caption
     payload = b"Photoshop 3.0\x00" + resource(0x0404, iptc) + resource(0x0422, exif_block) + resource(0x0424, xmp)
     _with_segment(original, b"\xff\xed" + (len(payload) + 2).to_bytes(2, "big") + payload)
-    site = tmp_path / "site"
-    build_site(src, site, "-c", str(write_config(tmp_path, '[images]\noriginals = "copy"\n')))
-    (published,) = [p for p in site.rglob("*.jpg") if ".original." in p.name]
+    published = _published_original(src, tmp_path)
     data = published.read_bytes()
     assert b"8BIM\x04\x22" not in data and b"8BIM\x04\x24" not in data and b"GPSLatitude" not in data
     assert caption in data
