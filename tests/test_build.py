@@ -249,7 +249,7 @@ def test_metadata_precedence(tmp_path):
     times = photo_times(site, ".")
     assert times["a"] == "2020-02-02T12:00:00+00:00"
     assert times["b"] == "2018-03-03T10:00:00+01:00"
-    assert times["c"] == "2015-04-05T00:00:00+00:00"
+    assert times["c"] == "2015-04-05"  # an IPTC day without a time: a day, not midnight
     assert times["d"] == "2014-01-01T08:00:00+00:00"
     assert times["img-20130607-080910"] == "2013-06-07T08:09:10+00:00"
     assert times["e"] == "2012-01-01T12:00:00+00:00"

@@ -182,5 +182,6 @@ def test_a_day_alone_is_shown_without_a_made_up_time(tmp_path):
         return soup(site / slug / "index.html").select_one("time").get_text()
 
     assert shown("day") == "1 March 2024"
+    assert soup(site / "day" / "index.html").select_one("time")["datetime"] == "2024-03-01"  # a day, in HTML too
     assert shown("timed") == "1 March 2024, 14:30"
     assert shown("midnight") == "6 May 2024, 00:00"

@@ -246,7 +246,7 @@ class ViewBuilder:
             alt=alt,
             description=Markup(media.description_html),
             date=media.date,
-            date_iso=format_iso(media.date),
+            date_iso=format_iso(media.date) if media.date is None or _time_known(media) else media.date.date().isoformat(),
             date_text=date_text,
             datetime_text=format_datetime(media.date, lang) if _time_known(media) else date_text,
             tags=media.tags,
