@@ -193,7 +193,7 @@ def _run(
     walk_report = WalkReport()
     listings = list(walk_source(str(source), config.ignore, walk_report))
     config_path = str(loaded.path) if loaded.path else None
-    check_private(listings, str(source), config.private, config_path)  # before anything is read or written
+    private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
     output.mkdir(parents=True, exist_ok=True)
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     fingerprint = _fingerprint(listings, loaded, theme, source, output)
@@ -213,7 +213,8 @@ def _run(
     cache.set_meta("building", "1")
     cache.set_meta("fingerprint", None)
     gallery = scan_source(
-        str(source), config, cache, reporter, pool, walked=(listings, walk_report), config_path=config_path
+        str(source), config, cache, reporter, pool, walked=(listings, walk_report), config_path=config_path,
+        private=private,
     )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
     plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report))
@@ -731,7 +732,7 @@ def _restore_summary(text: str | None, report: BuildReport) -> bool:
 def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: BuildReport) -> None:
     """A --force-album pattern that matches no album is a mistake worth naming (it redoes nothing)."""
     for pattern in options.force_albums:
-        glob = _force_glob(pattern)
+        glob = album_path(pattern)  # 'Trip/', './Trip' or 'Trip\\' is the album Trip
         if any(fnmatch.fnmatchcase(uri, glob) for uri in gallery.albums):
             continue
         near = [uri for uri in gallery.albums if uri and fnmatch.fnmatchcase(uri.casefold(), glob.casefold())]
@@ -742,12 +743,7 @@ def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: Build
 
 def _album_forced(album_uri: str, options: BuildOptions) -> bool:
     """--force-album GLOB matches album paths relative to the source ('' is the top album)."""
-    return any(fnmatch.fnmatchcase(album_uri, _force_glob(g)) for g in options.force_albums)
-
-
-def _force_glob(pattern: str) -> str:
-    """'Trip/', './Trip' or 'Trip\\' is the album Trip, as for 'links --rotate' and 'private'."""
-    return album_path(pattern)
+    return any(fnmatch.fnmatchcase(album_uri, album_path(g)) for g in options.force_albums)
 
 
 class _Relocator:

@@ -26,7 +26,7 @@ from ..pool import TaskFailed, WorkerPool
 from ..report import QuietReporter, Reporter, some
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
-from .sidecar import meta_bool, meta_list, meta_text, read_sidecar
+from .sidecar import marks_private, meta_bool, meta_list, meta_text, read_sidecar
 from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
 from .walk import DirListing, FileEntry, WalkReport, walk_source
 
@@ -135,13 +135,14 @@ def scan_source(
     pool: WorkerPool | None = None,
     walked: tuple[list[DirListing], WalkReport] | None = None,
     config_path: str | None = None,
+    private: set[str] | None = None,
 ) -> Gallery:
     """Build the gallery model from the folder tree.
 
     Files whose size and mtime match the cache are not opened at all; the others are read by
     the pool's worker processes (pool=None: workers of its own). A `private` entry of the config
     (config_path: its file, for the error) that names no album folder stops the scan before any
-    file is read (see check_private).
+    file is read (see check_private); private: what check_private gave the caller, who ran it already.
     """
     cache = cache or ScanCache()
     reporter = reporter or QuietReporter()
@@ -153,7 +154,8 @@ def scan_source(
         listings = list(walk_source(source_root, config.ignore, report))
     else:
         listings, report = walked
-    private = check_private(listings, source_root, config.private, config_path)
+    if private is None:
+        private = check_private(listings, source_root, config.private, config_path)
 
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []
@@ -348,8 +350,7 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
             )
             private = True
         for other in others:  # fail closed: a private mark in the file not read still counts
-            other_meta = _load_sidecar(other, prefix + other.name, gallery, album=True).meta
-            if "private" in other_meta and meta_bool(other_meta, "private") is not False:
+            if marks_private(_load_sidecar(other, prefix + other.name, gallery, album=True).meta):
                 private = True
         album.marked_private = bool(private)
         if private and not listing.src_uri:
@@ -374,7 +375,7 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
         if sidecar_entry is not None:
             used_sidecars.add(sidecar_entry.name)
             sidecar = _load_sidecar(sidecar_entry, prefix + sidecar_entry.name, gallery)
-            if "private" in sidecar.meta and meta_bool(sidecar.meta, "private") is not False:
+            if marks_private(sidecar.meta):
                 gallery.warnings.append(
                     f"{sidecar.src_uri}: 'private' in a photo's sidecar hides nothing: {src_uri} is published "
                     "with its album (privacy is per album: mark the folder's index.md, or move the photo "

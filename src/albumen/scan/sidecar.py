@@ -262,6 +262,11 @@ def meta_list(meta: dict, key: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in parts if p))
 
 
+def marks_private(meta: dict) -> bool:
+    """Whether a header marks its item private: `private` given and not false (an unclear value counts)."""
+    return "private" in meta and meta_bool(meta, "private") is not False
+
+
 def meta_bool(meta: dict, key: str) -> bool | None:
     value = meta.get(key)
     if value is None:
