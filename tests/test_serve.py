@@ -372,3 +372,38 @@ def test_the_site_is_also_served_at_the_path_of_its_url(tmp_path):
     finally:
         options.stop.set()
         thread.join(20)
+
+
+def test_redirects_stay_on_the_site_under_its_base_path(tmp_path):
+    """A folder asked for without its final '/' is redirected to a path of this site, under the url's
+    path when it was asked for there: '/gallery/stream' went to '/stream/', '/gallery//stream' to
+    '//stream/' (another host), and an album named evil.com ('slugs = "original"') gave '//evil.com/'."""
+    site = tmp_path / "site"
+    for folder in ("stream", "evil.com", "two words"):
+        (site / folder).mkdir(parents=True)
+        (site / folder / "index.html").write_text("<html><body>x</body></html>")
+    (site / "index.html").write_text("<html><body>home</body></html>")
+    server = SiteServer(str(site), "127.0.0.1", 0)
+    server.base_path = "/gallery/"
+    server.start()
+    try:
+        port = server.httpd.server_address[1]
+        for path, expected in (
+            ("/gallery/stream", "/gallery/stream/"), ("/gallery//stream", "/gallery/stream/"),
+            ("/gallery", "/gallery/"), ("/stream", "/stream/"), ("//stream", "/stream/"),
+            ("//evil.com", "/evil.com/"), ("///evil.com", "/evil.com/"), ("/gallery//evil.com", "/gallery/evil.com/"),
+            ("/two%20words?x=1", "/two%20words/?x=1"), ("/./stream", "/stream/"),
+        ):
+            status, _, headers = raw_get(port, path)
+            assert (status, headers.get("Location")) == (301, expected), path
+            assert raw_get(port, expected)[0] == 200, expected
+    finally:
+        server.stop()
+
+
+def test_a_bracketed_ipv6_host_without_a_port_is_accepted_on_loopback(static_server):
+    port, _ = static_server
+    for host in ("[::1]", f"[::1]:{port}", "127.0.0.1", "LOCALHOST"):
+        assert raw_get(port, "/", {"Host": host})[0] == 200, host
+    for host in ("[::2]", "[evil.example]:80", "evil.example", "[::1"):
+        assert raw_get(port, "/", {"Host": host})[0] == 421, host

@@ -13,7 +13,7 @@ import re
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 EVENTS_PATH = "/__albumen/events"
 TYPES = {
@@ -43,6 +43,23 @@ RELOAD_SCRIPT = """<script>/* albumen serve: live reload. Added by the dev serve
   es.addEventListener("failed", function (e) { show(JSON.parse(e.data)); });
 })();
 </script>"""
+
+
+def _host_name(host: str) -> str:
+    """The name in a Host header, without its port: '[::1]:8000' and '[::1]' -> '::1'."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[1:end] if end > 0 else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _folder_location(prefix: str, parts: list[str], query: str) -> str:
+    """Where a folder asked for without its final '/' is: always a path of this site, built from the
+    site's base path and the folder's own segments, percent-encoded again. The request's spelling is
+    never echoed: '//evil.com' must not become a redirect to another host."""
+    location = prefix + "/" + "".join(quote(part, safe="") + "/" for part in parts)
+    return location + (f"?{query}" if query else "")
 
 
 class EventHub:
@@ -130,17 +147,19 @@ class SiteHandler(BaseHTTPRequestHandler):
 
     # -- routing ---------------------------------------------------------------------------
     def _handle(self, head: bool) -> None:
-        if self.site.loopback:  # DNS rebinding: a page elsewhere must not read this site through its own name
-            host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]").lower()
-            if host not in ("127.0.0.1", "localhost", "::1", "", self.site.own_name):
-                return self._fail(HTTPStatus.MISDIRECTED_REQUEST)
-        raw_path = urlsplit(self.path).path
+        if self.site.loopback and _host_name(self.headers.get("Host") or "") not in (
+            "127.0.0.1", "localhost", "::1", "", self.site.own_name
+        ):  # DNS rebinding: a page elsewhere must not read this site through its own name
+            return self._fail(HTTPStatus.MISDIRECTED_REQUEST)
+        split = urlsplit(self.path)
+        raw_path = split.path
         if raw_path == EVENTS_PATH and self.site.live:
             return self._events()
+        # the site is served at '/' and at the path of its url ('/gallery/'); prefix: which of the two
         base = self.site.base_path
-        if base != "/" and (raw_path + "/").startswith(base):
-            raw_path = "/" + raw_path[len(base):]
-        path = unquote(raw_path)
+        prefix = base.rstrip("/") if base != "/" and (raw_path + "/").startswith(base) else ""
+        rest = raw_path[len(prefix):]  # '' for '/gallery' itself
+        path = unquote(rest or "/")
         if "\x00" in path or "\\" in path or not path.startswith("/"):
             return self._fail(HTTPStatus.BAD_REQUEST)
         parts = [p for p in path.split("/") if p not in ("", ".")]
@@ -152,8 +171,8 @@ class SiteHandler(BaseHTTPRequestHandler):
         if real != root and not real.startswith(root + os.sep):
             return self._fail(HTTPStatus.FORBIDDEN)  # a symbolic link leading out of the output folder
         if os.path.isdir(real):
-            if not raw_path.endswith("/"):
-                return self._redirect(raw_path + "/")
+            if not rest.endswith("/"):
+                return self._redirect(_folder_location(prefix, parts, split.query))
             real = os.path.realpath(os.path.join(real, "index.html"))
             if real != root and not real.startswith(root + os.sep):
                 return self._fail(HTTPStatus.FORBIDDEN)  # an index.html that links out of the output folder
