@@ -26,6 +26,7 @@ from ..pool import TaskFailed, WorkerPool
 from ..report import QuietReporter, Reporter, some
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
+from .links import drop_private_links
 from .sidecar import marks_private, meta_bool, meta_list, meta_text, read_sidecar
 from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
 from .walk import DirListing, FileEntry, WalkReport, walk_source
@@ -159,6 +160,7 @@ def scan_source(
     albums = {listing.src_uri: _read_album(listing, gallery, tz) for listing in listings}
     for uri in private:
         albums[uri].marked_private = True
+    listings = drop_private_links(listings, albums, report, gallery.warnings)
 
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []
@@ -206,9 +208,9 @@ def check_private(
     """The albums (src_uri) the config's `private` entries name; raises ConfigError when one names none.
 
     An entry names the folder of that path (the config spells it as the model does, see
-    config.album_path), or, when the walk reached that folder under another name (a symbolic link
-    inside the photo folder: each folder is walked once, under the first name met), the album of that
-    other name, which is then the private one. An entry that names no album at all fails the build
+    config.album_path), or, when the walk reached that folder under another name (through a symbolic
+    link inside the photo folder, when no path without one leads to it: see walk_source), the album of
+    that other name, which is then the private one. An entry that names no album at all fails the build
     before anything is read or written: a privacy setting that cannot be applied must not leave the
     album it meant public.
     """
@@ -313,7 +315,7 @@ def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPo
 
 def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
     """A folder's album as its index.md describes it (title, description, date, private mark). Every
-    folder's is read before any photo, so that what is private is known first."""
+    folder's is read before any photo, so that what is private is known first (scan.links)."""
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
     sidecars = {entry.name: entry for entry in listing.files if entry.name.lower() == "index.md"}
     folder_name = listing.src_uri.rpartition("/")[2]
