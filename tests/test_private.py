@@ -367,6 +367,48 @@ def test_a_link_from_one_private_album_into_another_shows_nothing_of_it(tmp_path
     assert "Aaa/fam.jpg: symbolic link to a file of a private album; not published here" in result.stderr
 
 
+def test_a_link_to_a_folder_the_walk_does_not_reach_keeps_its_real_privacy(tmp_path):
+    """A link to a folder that is hidden, ignored or under a .nomedia folder is the only way to it, so the
+    folder is walked under the link's name; a private mark in an index.md above it (in a folder the walk
+    does not list) was never read, and the folder was published. Those marks are read now, and a later
+    mark there is seen by the next build (the no-change shortcut knows those files too). A public folder
+    reached both by its own path and through a link is walked under its own name, though the link sorts
+    first."""
+    src = tmp_path / "p"
+    secret_photo(src / ".Hidzq" / "Kidzq" / "xq-secret-photo-1.jpg", 1)
+    (src / ".Hidzq" / "index.md").write_text("private: true\n")
+    secret_photo(src / "Draftzq" / "Subzq" / "xq-secret-photo-2.jpg", 2)
+    (src / "Draftzq" / "Index.md").write_text("Private: yes\n")
+    secret_photo(src / "Nomedzq" / "Erzq" / "xq-secret-photo-3.jpg", 3)
+    (src / "Nomedzq" / ".nomedia").write_text("")
+    (src / "Nomedzq" / "index.md").write_text("---\nprivate: true\n")  # unclosed: kept private all the same
+    make_jpeg(src / ".Stash" / "Trip" / "stashed.jpg")
+    make_jpeg(src / "Trips" / "Beach" / "sun.jpg")
+    public = src / "Aaa Public"
+    make_jpeg(public / "pub.jpg")
+    (public / "Hidden").symlink_to("../.Hidzq/Kidzq")
+    (public / "Draft").symlink_to("../Draftzq/Subzq")
+    (public / "Nomedia").symlink_to("../Nomedzq/Erzq")
+    (public / "Stash").symlink_to("../.Stash/Trip")  # public where it is: published through the link, as before
+    (public / "Beach").symlink_to("../Trips/Beach")  # reached by its own path too: walked under that name
+    conf = write_config(tmp_path, 'ignore = ["Draftzq"]\n')
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(conf))
+    assert assert_nowhere_public(site, SECRET_LINKED) > 5
+    assert sorted(p.name for p in (site / "aaa-public").iterdir() if p.is_dir()) == ["pub", "stash"]
+    assert (site / "aaa-public" / "stash" / "stashed" / "index.html").is_file()
+    assert (site / "trips" / "beach" / "sun" / "index.html").is_file()
+    for name in ("Hidden", "Draft", "Nomedia"):
+        assert f"Aaa Public/{name}: symbolic link into a private album; not published here" in result.stderr
+    assert "Aaa Public/Beach: symbolic link to a folder the gallery shows as Trips/Beach; not shown twice" in result.stderr
+    # a mark added where the walk does not look is read by the next build, which nothing else changes
+    (src / ".Stash" / "index.md").write_text("private: true\n")
+    result = build_site(src, site, "-c", str(conf))
+    assert not (site / "aaa-public" / "stash").exists()
+    assert assert_nowhere_public(site, SECRET_LINKED + ["stashed"]) > 5
+    assert "Aaa Public/Stash: symbolic link into a private album; not published here" in result.stderr
+
+
 def test_a_cover_is_never_taken_from_behind_a_private_link(tmp_path):
     src = tmp_path / "p"
     make_jpeg(src / "Trip" / "public.jpg")

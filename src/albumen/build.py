@@ -689,8 +689,9 @@ def _fingerprint(
     """Everything a build reads, by name, size and modification time: when it is unchanged, so is the site.
 
     The photo folder's listing (every file it holds, sidecars and captions included, and where each
-    symbolic link leads), the config, the theme's files, the time zone, the private-link secret and
-    rotations, and Albumen's version.
+    symbolic link leads, with the index.md files above a link's target that the walk does not list),
+    the config, the theme's files, the time zone, the private-link secret and rotations, and Albumen's
+    version.
     """
     from . import __version__
     from .process.specs import PROCESSING_VERSION
@@ -715,6 +716,10 @@ def _fingerprint(
             h.update(f"{entry.name}\0{entry.size}\0{entry.mtime_ns}\0".encode("utf-8", "surrogateescape"))
     for link in walk_report.links:
         h.update(f"L{link.src_uri}\0{link.real_uri}\0{link.walked_as}\0".encode("utf-8", "surrogateescape"))
+    for folder, entries in walk_report.marks.items():
+        h.update(f"M{folder}\0".encode("utf-8", "surrogateescape"))
+        for entry in entries or ():
+            h.update(f"{entry.name}\0{entry.size}\0{entry.mtime_ns}\0".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 
 

@@ -4,17 +4,37 @@ Privacy belongs to the folder (and the file) where it really is: a link inside t
 is shown only where that place's privacy allows, that is, when what it leads to is public, or in
 the private album the link itself is in. A link to a folder the gallery shows under another name
 is not shown twice; a link into another private album (marked by its index.md or the config, or
-below one so marked) is left out, with a warning that names the link and not the album.
+below one so marked, which may be a folder the walk does not list) is left out, with a warning
+that names the link and not the album.
 """
 
 from __future__ import annotations
 
 from ..model import Album
-from .walk import DirListing, WalkReport
+from .sidecar import marks_private, read_sidecar
+from .walk import DirListing, FileEntry, WalkReport
 
 
 def _parent(uri: str) -> str:
     return uri.rpartition("/")[0]
+
+
+def _marks_private(folder: str, entries: list[FileEntry] | None, warnings: list[str]) -> bool:
+    """Whether index.md files the walk found above a link's target mark their folder private; one that
+    cannot be read, or a folder that could not be listed, counts as a mark (fail closed)."""
+    if entries is None:
+        warnings.append(f"{folder}: cannot list it, so whether it is private is unknown; links below it are left out")
+        return True
+    for entry in entries:
+        try:
+            sidecar, notes = read_sidecar(entry.abs_path, f"{folder}/{entry.name}")
+        except OSError as exc:
+            warnings.append(f"{folder}/{entry.name}: cannot read it ({exc.strerror}); links below it are left out")
+            return True
+        warnings.extend(notes)
+        if marks_private(sidecar.meta):
+            return True
+    return False
 
 
 def drop_private_links(
@@ -31,6 +51,7 @@ def drop_private_links(
         return listings
     real_of = {listing.src_uri: listing.real_uri for listing in listings}
     private = {real_of[uri] for uri, album in albums.items() if uri and album.marked_private}
+    private |= {folder for folder, entries in report.marks.items() if _marks_private(folder, entries, warnings)}
 
     def zone_of_real(folder: str) -> str | None:
         """The private folder (where it is) that covers this one, if any."""

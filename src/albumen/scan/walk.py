@@ -49,6 +49,10 @@ class LinkEntry:
 class WalkReport:
     warnings: list[str] = field(default_factory=list)
     links: list[LinkEntry] = field(default_factory=list)  # in the order met
+    # index.md files of folders above a link's target that the walk did not list (hidden, ignored,
+    # .nomedia, or reached through a link only): their private marks follow the folders below them.
+    # None: the folder could not be listed.
+    marks: dict[str, list[FileEntry] | None] = field(default_factory=dict)
 
 
 def is_ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
@@ -93,6 +97,7 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
     report = report if report is not None else WalkReport()
     real_root = os.path.realpath(root)
     seen: dict[tuple[int, int], str] = {}
+    listed: set[str] = set()  # real_uri of every folder listed
     stack: list[tuple[str, str, str, LinkEntry | None]] = [("", root, "", None)]
     pending: list[tuple[str, str, str, LinkEntry | None]] = []  # links to folders, to follow after the stack
     while stack or pending:
@@ -123,6 +128,7 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
         except OSError as exc:
             report.warnings.append(f"{src_uri or '.'}: cannot list folder ({exc.strerror})")
             continue
+        listed.add(real_uri)
         subdirs: list[tuple[str, str, str, LinkEntry | None]] = []
         for entry in entries:
             name = entry.name
@@ -165,3 +171,25 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                     report.links.append(link)
         yield listing
         stack.extend(reversed(subdirs))
+    _list_marks_above_links(report, listed, real_root)
+
+
+def _list_marks_above_links(report: WalkReport, listed: set[str], real_root: str) -> None:
+    """The index.md files of the folders above each link's target that no listing holds (see
+    WalkReport.marks): a private mark there makes the target private, though the walk never lists them."""
+    for link in report.links:
+        folder = link.real_uri if link.folder else link.real_uri.rpartition("/")[0]
+        while folder:
+            if folder not in listed and folder not in report.marks:
+                abs_dir = os.path.join(real_root, *folder.split("/"))
+                found: list[FileEntry] | None = []
+                try:
+                    with os.scandir(abs_dir) as entries:
+                        for entry in entries:
+                            if entry.name.lower() == "index.md":
+                                st = os.stat(entry.path)
+                                found.append(FileEntry(entry.name, entry.path, st.st_size, st.st_mtime_ns))
+                except OSError:
+                    found = None  # cannot tell: the scan takes the folder as private
+                report.marks[folder] = found
+            folder = folder.rpartition("/")[0]
