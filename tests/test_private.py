@@ -41,6 +41,13 @@ def tree(tmp_path):
     secret_photo(src / "Family Vault Ppp" / "xq-secret-photo-5.jpg", 5)
     secret_photo(src / "ShellFolderMmm" / "Only Private Kkk" / "xq-secret-photo-6.jpg", 6)
     (src / "ShellFolderMmm" / "Only Private Kkk" / "index.md").write_text("Private: yes\n")
+    # symbolic links from a public album (named to be walked first) into the private albums: a folder's and a
+    # file's privacy is its own, whichever name leads to it
+    make_jpeg(src / "AAA Links" / "aaa-public.jpg", date="2023:02:01 10:00:00")
+    (src / "AAA Links" / "Alias").symlink_to("../Trips/Zanzibar Secretwedding/Day Two Hushhush")
+    secret_photo(src / "Family Vault Ppp" / "Deep Vault" / "xq-secret-photo-7.jpg", 7)
+    (src / "AAA Links" / "Deeper").symlink_to("../Family Vault Ppp/Deep Vault")
+    (src / "AAA Links" / "best.jpg").symlink_to("../Family Vault Ppp/xq-secret-photo-5.jpg")
     return src
 
 
@@ -49,6 +56,34 @@ CONFIG = 'url = "https://photos.example.org/"\nprivate = ["Family Vault Ppp"]\n[
 
 def private_roots(site: Path) -> list[Path]:
     return sorted(p for p in (site / "p").iterdir() if p.is_dir())
+
+
+def listed_links(src: Path, site: Path, *extra: str) -> dict[str, Path]:
+    """What `albumen links` lists: album -> its private folder in the site."""
+    result = run_cli("links", str(src), "-o", str(site), *extra)
+    assert result.exit_code == 0, result.output
+    found = {}
+    for line in result.stdout.splitlines():
+        uri, sep, link = line.partition(": ")
+        if sep and link.startswith(("p/", "https://")):
+            found[uri] = site / "p" / link.split()[0].rstrip("/").rsplit("/", 1)[1]
+    return found
+
+
+def assert_nowhere_public(site: Path, words: list[str]) -> int:
+    """No file outside the private folders (pages, feeds, sitemap, stream, images' names...) holds any of
+    the words, nor names a private folder; returns how many files were read."""
+    roots = private_roots(site) if (site / "p").is_dir() else []
+    forbidden = [w.encode() for w in words] + [root.name.encode() for root in roots]
+    checked = 0
+    for path in site.rglob("*"):
+        if path.is_file() and not any(root in path.parents for root in roots):
+            data = path.read_bytes()
+            name = str(path.relative_to(site)).encode()
+            for word in forbidden:
+                assert word not in data and word not in name, f"{word!r} leaks in {path.relative_to(site)}"
+            checked += 1
+    return checked
 
 
 def test_nothing_public_mentions_a_private_album(tree, tmp_path):
@@ -88,6 +123,13 @@ def test_nothing_public_mentions_a_private_album(tree, tmp_path):
     assert [c.select_one(".card-title").get_text() for c in trips.select(".card")] == ["Beach"]
     assert "Disallow" not in (site / "robots.txt").read_text()
     assert crawl(site).broken == []
+    # the links from the public album published nothing they lead to (the photos are under their albums'
+    # private links: see the next test), each said why; its own photo is published
+    assert "aaa-public" in (site / "aaa-links" / "index.html").read_text()
+    assert not {"alias", "deeper", "best"} & {p.name for p in (site / "aaa-links").iterdir()}
+    for link in ("AAA Links/Alias", "AAA Links/Deeper"):
+        assert f"{link}: symbolic link into a private album; not published here" in result.stderr
+    assert "AAA Links/best.jpg: symbolic link to a file of a private album; not published here" in result.stderr
 
 
 def test_private_pages_are_marked_and_do_not_link_other_private_albums(tree, tmp_path):
@@ -118,6 +160,12 @@ def test_private_pages_are_marked_and_do_not_link_other_private_albums(tree, tmp
     walk = crawl(site, str(wedding_dir.relative_to(site) / "index.html"))
     assert walk.broken == []
     assert len([p for p in walk.pages if "xq-secret" in p]) == 3  # two photos + the linked sub-album's one
+    # the vault's link shows its photo that a public album links to, and its sub-album that one links to
+    vault = site / links["Family Vault Ppp"].removeprefix("https://photos.example.org/")
+    walk = crawl(site, str(vault.relative_to(site) / "index.html"))
+    assert walk.broken == []
+    assert {p.split("/")[-2] for p in walk.pages if "xq-secret" in p} == {"xq-secret-photo-5", "xq-secret-photo-7"}
+    assert any("/deep-vault/" in p for p in walk.pages)
 
 
 def test_tokens_are_stable_per_secret_and_rotate(tree, tmp_path, monkeypatch):
@@ -197,7 +245,7 @@ def test_a_config_private_entry_that_names_no_album_exactly_fails_closed(tmp_pat
     assert not site.exists()
     result = run_cli("links", str(src), "-o", str(site), "-c", str(conf))
     assert result.exit_code == 2 and "private: 'family' names no album folder" in result.stderr
-    # a link inside the photo folder that the walk meets first: the album it reaches is the private one
+    # a link inside the photo folder that sorts first: the folder is walked under its own name, and private
     (src / "Best").symlink_to("Family", target_is_directory=True)
     conf = write_config(tmp_path, 'private = ["Family"]\n')
     site = tmp_path / "linked"
@@ -205,14 +253,160 @@ def test_a_config_private_entry_that_names_no_album_exactly_fails_closed(tmp_pat
     assert not (site / "best").exists() and not (site / "family").exists()
     roots = private_roots(site)
     assert len(roots) == 1 and list(roots[0].glob("*/index.html"))
-    for path in site.rglob("*"):
-        if path.is_file() and roots[0] not in path.parents:
-            assert b"xq-secret" not in path.read_bytes() and roots[0].name.encode() not in path.read_bytes(), path
-    result = run_cli("links", str(src), "-o", str(site), "-c", str(conf))
-    assert result.exit_code == 0 and f"Best: p/{roots[0].name}/" in result.stdout
+    assert assert_nowhere_public(site, ["xq-secret"])
+    assert listed_links(src, site, "-c", str(conf)) == {"Family": roots[0]}
     # --rotate and --force-album spell album paths the same way
-    result = run_cli("links", str(src), "-o", str(site), "-c", str(conf), "--rotate", "./Best/")
+    result = run_cli("links", str(src), "-o", str(site), "-c", str(conf), "--rotate", "./Family/")
     assert result.exit_code == 0, result.output
+
+
+SECRET_LINKED = ["Famzq", "famzq", "Kidzq", "kidzq", "Cfgzq", "cfgzq", "Subzq", "subzq", "Deepzq", "deepzq",
+                 "Erzq", "erzq", "xq-secret", "SecretCamZyx", "clandestine"]
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_link_into_a_private_album_never_publishes_it_whatever_the_names_order(tmp_path, first):
+    """A folder not marked itself, inside a private album, was published publicly through a link from a
+    public album when the link's name sorted first: the walk went through each folder once, under the
+    first name met, and the private album lost the photos. The same with the config's 'private' and with
+    a mark further up. Folders are now walked under their own names, and such links are left out; when the
+    link sorts last, the folder was walked under its own name already, and the link was said to be a
+    duplicate."""
+    src = tmp_path / "p"
+    secret_photo(src / "Famzq" / "Kidzq" / "xq-secret-photo-1.jpg", 1)
+    make_jpeg(src / "Famzq" / "fam.jpg")
+    (src / "Famzq" / "index.md").write_text("Title: Famzq\nprivate: true\n")
+    secret_photo(src / "Cfgzq" / "Subzq" / "xq-secret-photo-2.jpg", 2)
+    secret_photo(src / "Deepzq" / "Erzq" / "Subzq" / "xq-secret-photo-3.jpg", 3)
+    (src / "Deepzq" / "index.md").write_text("---\nprivate: true\n---\n")
+    public = src / ("AAA" if first else "Zzz")
+    make_jpeg(public / "pub.jpg")
+    (public / "Alias").symlink_to("../Famzq/Kidzq")
+    (public / "Config").symlink_to("../Cfgzq/Subzq")
+    (public / "Deep").symlink_to("../Deepzq/Erzq")
+    conf = write_config(tmp_path, 'url = "https://ex.org/"\nprivate = ["Cfgzq"]\n')
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(conf))
+    assert assert_nowhere_public(site, SECRET_LINKED) > 10
+    assert sorted(p.name for p in (site / public.name.lower()).iterdir() if p.is_dir()) == ["pub"]
+    links = listed_links(src, site, "-c", str(conf))
+    assert set(links) == {"Famzq", "Cfgzq", "Deepzq"}
+    for album, photo in (("Famzq", "kidzq/xq-secret-photo-1"), ("Cfgzq", "subzq/xq-secret-photo-2"),
+                         ("Deepzq", "erzq/subzq/xq-secret-photo-3")):
+        assert (links[album] / photo / "index.html").is_file(), album
+    for name in ("Alias", "Config", "Deep"):
+        assert f"{public.name}/{name}: symbolic link into a private album; not published here" in result.stderr
+    assert "Famzq" not in result.stderr  # the report names the link, not the album it leads to
+    build_site(src, tmp_path / "strict", "-c", str(conf), "--strict", expect=1)  # a link that does nothing is a warning
+
+
+def test_a_file_link_into_a_private_album_is_not_published_outside_it(tmp_path):
+    """'Public/best.jpg -> ../Famzq/fam.jpg' published the private album's photo on a public page, with no
+    warning; a link to a photo's sidecar carried its text across the same way, and one to a private album's
+    index.md its title. Files are left out of any album outside the private album they are in, and an
+    album whose index.md is such a link is kept private; links between public places still work."""
+    src = tmp_path / "p"
+    secret_photo(src / "Famzq" / "xq-secret-photo-1.jpg", 1)
+    (src / "Famzq" / "xq-secret-photo-1.jpg.md").write_text("Title: Kidzq at the beach\n")
+    (src / "Famzq" / "index.md").write_text("private: true\n")
+    secret_photo(src / "Cfgzq" / "xq-secret-photo-2.jpg", 2)
+    (src / "Cfgzq" / "index.md").write_text("Title: Cfgzq and Subzq\n")
+    make_jpeg(src / "Titled" / "titled.jpg")
+    (src / "Titled" / "index.md").symlink_to("../Cfgzq/index.md")
+    make_jpeg(src / "Trips" / "trip.jpg")
+    public = src / "Public"
+    make_jpeg(public / "pub.jpg")
+    (public / "best.jpg").symlink_to("../Famzq/xq-secret-photo-1.jpg")
+    (public / "pub.jpg.md").symlink_to("../Famzq/xq-secret-photo-1.jpg.md")
+    (public / "cfg.jpg").symlink_to("../Cfgzq/xq-secret-photo-2.jpg")
+    (public / "shared.jpg").symlink_to("../Trips/trip.jpg")  # public to public: published in both
+    conf = write_config(tmp_path, 'url = "https://ex.org/"\nprivate = ["Cfgzq"]\n')
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(conf))
+    assert assert_nowhere_public(site, SECRET_LINKED) > 10
+    assert sorted(p.name for p in (site / "public").iterdir() if p.is_dir()) == ["pub", "shared"]
+    assert (site / "trips" / "trip" / "index.html").is_file()
+    links = listed_links(src, site, "-c", str(conf))
+    assert (links["Famzq"] / "xq-secret-photo-1" / "index.html").is_file()
+    assert "Kidzq at the beach" in (links["Famzq"] / "xq-secret-photo-1" / "index.html").read_text()
+    assert (links["Cfgzq"] / "xq-secret-photo-2" / "index.html").is_file()
+    assert "Cfgzq and Subzq" in (links["Titled"] / "index.html").read_text()
+    for name in ("best.jpg", "pub.jpg.md", "cfg.jpg"):
+        assert f"Public/{name}: symbolic link to a file of a private album; not published here" in result.stderr
+    assert "Titled/index.md: symbolic link to the index.md of a private album; this album is kept private" in result.stderr
+    assert "shared.jpg" not in result.stderr
+
+
+def test_a_link_from_one_private_album_into_another_shows_nothing_of_it(tmp_path):
+    """A link inside private album A to a folder or a photo of private album B showed B's photos to whoever
+    has A's link. Links inside one private album, and from a private album to public photos, still work."""
+    src = tmp_path / "p"
+    make_jpeg(src / "Aaa" / "a.jpg", color=(10, 200, 10))
+    make_jpeg(src / "Aaa" / "Ownzq" / "ownzq.jpg", color=(10, 10, 200))
+    (src / "Aaa" / "index.md").write_text("private: true\n")
+    secret_photo(src / "Famzq" / "Kidzq" / "xq-secret-photo-1.jpg", 1)
+    secret_photo(src / "Famzq" / "xq-secret-photo-2.jpg", 2)
+    (src / "Famzq" / "index.md").write_text("private: true\n")
+    make_jpeg(src / "Trips" / "trip.jpg")
+    (src / "Aaa" / "From Fam").symlink_to("../Famzq/Kidzq")
+    (src / "Aaa" / "fam.jpg").symlink_to("../Famzq/xq-secret-photo-2.jpg")
+    (src / "Aaa" / "again.jpg").symlink_to("Ownzq/ownzq.jpg")  # inside A: shown twice, as before
+    (src / "Aaa" / "trip.jpg").symlink_to("../Trips/trip.jpg")  # a public photo: no secret to keep
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    links = listed_links(src, site)
+    assert set(links) == {"Aaa", "Famzq"}
+    a_pages = b"".join(p.read_bytes() for p in links["Aaa"].rglob("*") if p.is_file())
+    for word in SECRET_LINKED:
+        assert word.encode() not in a_pages, word
+    assert sorted(p.name for p in links["Aaa"].iterdir() if p.is_dir()) == ["a", "again", "ownzq", "trip"]
+    assert (links["Famzq"] / "kidzq" / "xq-secret-photo-1" / "index.html").is_file()
+    assert (links["Famzq"] / "xq-secret-photo-2" / "index.html").is_file()
+    assert assert_nowhere_public(site, SECRET_LINKED + ["ownzq"])
+    assert "Aaa/From Fam: symbolic link into a private album; not published here" in result.stderr
+    assert "Aaa/fam.jpg: symbolic link to a file of a private album; not published here" in result.stderr
+
+
+def test_a_link_to_a_folder_the_walk_does_not_reach_keeps_its_real_privacy(tmp_path):
+    """A link to a folder that is hidden, ignored or under a .nomedia folder is the only way to it, so the
+    folder is walked under the link's name; a private mark in an index.md above it (in a folder the walk
+    does not list) was never read, and the folder was published. Those marks are read now, and a later
+    mark there is seen by the next build (the no-change shortcut knows those files too). A public folder
+    reached both by its own path and through a link is walked under its own name, though the link sorts
+    first."""
+    src = tmp_path / "p"
+    secret_photo(src / ".Hidzq" / "Kidzq" / "xq-secret-photo-1.jpg", 1)
+    (src / ".Hidzq" / "index.md").write_text("private: true\n")
+    secret_photo(src / "Draftzq" / "Subzq" / "xq-secret-photo-2.jpg", 2)
+    (src / "Draftzq" / "Index.md").write_text("Private: yes\n")
+    secret_photo(src / "Nomedzq" / "Erzq" / "xq-secret-photo-3.jpg", 3)
+    (src / "Nomedzq" / ".nomedia").write_text("")
+    (src / "Nomedzq" / "index.md").write_text("---\nprivate: true\n")  # unclosed: kept private all the same
+    make_jpeg(src / ".Stash" / "Trip" / "stashed.jpg")
+    make_jpeg(src / "Trips" / "Beach" / "sun.jpg")
+    public = src / "Aaa Public"
+    make_jpeg(public / "pub.jpg")
+    (public / "Hidden").symlink_to("../.Hidzq/Kidzq")
+    (public / "Draft").symlink_to("../Draftzq/Subzq")
+    (public / "Nomedia").symlink_to("../Nomedzq/Erzq")
+    (public / "Stash").symlink_to("../.Stash/Trip")  # public where it is: published through the link, as before
+    (public / "Beach").symlink_to("../Trips/Beach")  # reached by its own path too: walked under that name
+    conf = write_config(tmp_path, 'ignore = ["Draftzq"]\n')
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(conf))
+    assert assert_nowhere_public(site, SECRET_LINKED) > 5
+    assert sorted(p.name for p in (site / "aaa-public").iterdir() if p.is_dir()) == ["pub", "stash"]
+    assert (site / "aaa-public" / "stash" / "stashed" / "index.html").is_file()
+    assert (site / "trips" / "beach" / "sun" / "index.html").is_file()
+    for name in ("Hidden", "Draft", "Nomedia"):
+        assert f"Aaa Public/{name}: symbolic link into a private album; not published here" in result.stderr
+    assert "Aaa Public/Beach: symbolic link to a folder the gallery shows as Trips/Beach; not shown twice" in result.stderr
+    # a mark added where the walk does not look is read by the next build, which nothing else changes
+    (src / ".Stash" / "index.md").write_text("private: true\n")
+    result = build_site(src, site, "-c", str(conf))
+    assert not (site / "aaa-public" / "stash").exists()
+    assert assert_nowhere_public(site, SECRET_LINKED + ["stashed"]) > 5
+    assert "Aaa Public/Stash: symbolic link into a private album; not published here" in result.stderr
 
 
 def test_a_cover_is_never_taken_from_behind_a_private_link(tmp_path):

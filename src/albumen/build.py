@@ -196,7 +196,7 @@ def _run(
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
     output.mkdir(parents=True, exist_ok=True)
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
-    fingerprint = _fingerprint(listings, loaded, theme, source, output)
+    fingerprint = _fingerprint(listings, walk_report, loaded, theme, source, output)
     if (
         not options.force
         and not options.force_albums
@@ -683,11 +683,15 @@ def _unlisted_page(output: Path, folder: str, current) -> bool:
     return b'<meta name="generator" content="Albumen' in head
 
 
-def _fingerprint(listings, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path) -> str:
+def _fingerprint(
+    listings, walk_report: WalkReport, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path
+) -> str:
     """Everything a build reads, by name, size and modification time: when it is unchanged, so is the site.
 
-    The photo folder's listing (every file it holds, sidecars and captions included), the config,
-    the theme's files, the time zone, the private-link secret and rotations, and Albumen's version.
+    The photo folder's listing (every file it holds, sidecars and captions included, and where each
+    symbolic link leads, with the index.md files above a link's target that the walk does not list),
+    the config, the theme's files, the time zone, the private-link secret and rotations, and Albumen's
+    version.
     """
     from . import __version__
     from .process.specs import PROCESSING_VERSION
@@ -709,6 +713,12 @@ def _fingerprint(listings, loaded: LoadedConfig, theme: Path | None, source: Pat
     for listing in listings:
         h.update(f"D{listing.src_uri}\0".encode("utf-8", "surrogateescape"))
         for entry in listing.files:
+            h.update(f"{entry.name}\0{entry.size}\0{entry.mtime_ns}\0".encode("utf-8", "surrogateescape"))
+    for link in walk_report.links:
+        h.update(f"L{link.src_uri}\0{link.real_uri}\0{link.walked_as}\0".encode("utf-8", "surrogateescape"))
+    for folder, entries in walk_report.marks.items():
+        h.update(f"M{folder}\0".encode("utf-8", "surrogateescape"))
+        for entry in entries or ():
             h.update(f"{entry.name}\0{entry.size}\0{entry.mtime_ns}\0".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 

@@ -26,6 +26,7 @@ from ..pool import TaskFailed, WorkerPool
 from ..report import QuietReporter, Reporter, some
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
+from .links import drop_private_links
 from .sidecar import marks_private, meta_bool, meta_list, meta_text, read_sidecar
 from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
 from .walk import DirListing, FileEntry, WalkReport, walk_source
@@ -156,6 +157,10 @@ def scan_source(
         listings, report = walked
     if private is None:
         private = check_private(listings, source_root, config.private, config_path)
+    albums = {listing.src_uri: _read_album(listing, gallery, tz) for listing in listings}
+    for uri in private:
+        albums[uri].marked_private = True
+    listings = drop_private_links(listings, albums, report, gallery.warnings)
 
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []
@@ -185,13 +190,12 @@ def scan_source(
     cache.forget_missing(set(records))
 
     for listing in listings:
-        album = _scan_folder(listing, records, gallery, tz)
-        if listing.src_uri == "":
-            album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
-        gallery.albums[listing.src_uri] = album
+        _scan_folder(listing, records, gallery, tz)
+    if "" in albums:
+        album = albums[""]
+        album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
+    gallery.albums.update(albums)
     gallery.warnings.extend(report.warnings)
-    for uri in private:
-        gallery.albums[uri].marked_private = True
     if "" not in gallery.albums:  # the root itself is ignored (.nomedia): an empty gallery
         gallery.albums[""] = Album(src_uri="", name="", title=config.title or root_name)
     arrange_gallery(gallery, config.sort.albums, config.sort.media)
@@ -204,9 +208,9 @@ def check_private(
     """The albums (src_uri) the config's `private` entries name; raises ConfigError when one names none.
 
     An entry names the folder of that path (the config spells it as the model does, see
-    config.album_path), or, when the walk reached that folder under another name (a symbolic link
-    inside the photo folder: each folder is walked once, under the first name met), the album of that
-    other name, which is then the private one. An entry that names no album at all fails the build
+    config.album_path), or, when the walk reached that folder under another name (through a symbolic
+    link inside the photo folder, when no path without one leads to it: see walk_source), the album of
+    that other name, which is then the private one. An entry that names no album at all fails the build
     before anything is read or written: a privacy setting that cannot be applied must not leave the
     album it meant public.
     """
@@ -309,26 +313,14 @@ def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPo
             yield item, result[0], True
 
 
-def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo) -> Album:
+def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
+    """A folder's album as its index.md describes it (title, description, date, private mark). Every
+    folder's is read before any photo, so that what is private is known first (scan.links)."""
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
-    sidecars: dict[str, FileEntry] = {}
-    records: list[tuple[FileEntry, FileRecord]] = []
-    for entry in listing.files:
-        if entry.name.lower().endswith(".md"):
-            sidecars[entry.name] = entry
-            continue
-        record = all_records.pop(prefix + entry.name)  # let go once made into media
-        if record.kind is None:
-            if not entry.name.lower().endswith(".vtt"):
-                gallery.ignored += 1
-            continue
-        records.append((entry, record))
-    captions = sorted(e.name for e in listing.files if e.name.lower().endswith(".vtt"))
-    used_captions: set[str] = set()
-
+    sidecars = {entry.name: entry for entry in listing.files if entry.name.lower() == "index.md"}
     folder_name = listing.src_uri.rpartition("/")[2]
     album = Album(src_uri=listing.src_uri, name=folder_name, title=folder_name)
-    index_names = sorted(n for n in sidecars if n.lower() == "index.md")
+    index_names = sorted(sidecars)
     index = sidecars.pop(index_names[0]) if index_names else None
     others = [sidecars.pop(n) for n in index_names[1:]]  # Index.md beside INDEX.md: one is read
     if others:
@@ -357,6 +349,28 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
             gallery.warnings.append(
                 f"{album.sidecar.src_uri}: the home page cannot be private; mark the albums inside it instead"
             )
+    return album
+
+
+def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo) -> None:
+    """The folder's photos and videos, with their sidecars, companions and captions."""
+    prefix = f"{listing.src_uri}/" if listing.src_uri else ""
+    sidecars: dict[str, FileEntry] = {}
+    records: list[tuple[FileEntry, FileRecord]] = []
+    for entry in listing.files:
+        if entry.name.lower() == "index.md":
+            continue  # the album's (_read_album)
+        if entry.name.lower().endswith(".md"):
+            sidecars[entry.name] = entry
+            continue
+        record = all_records.pop(prefix + entry.name)  # let go once made into media
+        if record.kind is None:
+            if not entry.name.lower().endswith(".vtt"):
+                gallery.ignored += 1
+            continue
+        records.append((entry, record))
+    captions = sorted(e.name for e in listing.files if e.name.lower().endswith(".vtt"))
+    used_captions: set[str] = set()
 
     paired = _pair_companions(records)
     companions = {name for names in paired.values() for name in names}
@@ -399,7 +413,6 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
     unused = set(sidecars) - used_sidecars
     gallery.ignored += len(unused) + len(set(captions) - used_captions)
     _warn_unused_sidecars(unused, used_sidecars, [e.name for e, r in records if r.kind in ("image", "video")], prefix, gallery)
-    return album
 
 
 def _warn_unused_sidecars(unused: set[str], used: set[str], media: list[str], prefix: str, gallery: Gallery) -> None:

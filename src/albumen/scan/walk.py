@@ -1,7 +1,11 @@
 """Walk the source tree: hidden files, `.nomedia`, ignore globs and symbolic links.
 
 Reads only. Symbolic links are followed when they point inside the source, and a
-folder reached twice (a loop, or two links to one place) is walked once.
+folder reached twice (a loop, or two links to one place) is walked once: under its own
+name when the walk reaches it without a link (links to folders are followed only after
+every folder reachable without one), so that its privacy and its private link are its own.
+What a link leads to is recorded (WalkReport.links) for the scan, which leaves out a link
+into a private album (see scan.links).
 """
 
 from __future__ import annotations
@@ -28,11 +32,27 @@ class DirListing:
     src_uri: str  # '' for the root
     abs_path: str
     files: list[FileEntry] = field(default_factory=list)
+    real_uri: str = ""  # where the folder is in the photo folder: src_uri, unless reached through a link
+
+
+@dataclass(slots=True)
+class LinkEntry:
+    """A symbolic link met inside the photo folder, to a folder or a file listed under its name."""
+
+    src_uri: str  # the link's own path
+    real_uri: str  # where it leads, relative to the photo folder ('' for its top)
+    folder: bool
+    walked_as: str | None = None  # a folder: the name it was walked under (src_uri: through this link)
 
 
 @dataclass
 class WalkReport:
     warnings: list[str] = field(default_factory=list)
+    links: list[LinkEntry] = field(default_factory=list)  # in the order met
+    # index.md files of folders above a link's target that the walk did not list (hidden, ignored,
+    # .nomedia, or reached through a link only): their private marks follow the folders below them.
+    # None: the folder could not be listed.
+    marks: dict[str, list[FileEntry] | None] = field(default_factory=dict)
 
 
 def is_ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
@@ -62,14 +82,28 @@ def _inside(real: str, real_root: str) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
+def _relative(real: str, real_root: str) -> str:
+    return "" if real == real_root else real[len(real_root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+
+
 def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | None = None) -> Iterator[DirListing]:
-    """Yield one listing per folder that is not ignored, parents before children."""
+    """Yield one listing per folder that is not ignored, parents before children.
+
+    Links to folders are followed once every folder the walk reaches without one is listed (and links
+    met through them after that): a folder is walked under its own name whenever it can be, and through
+    a link only when no path leads to it (it is hidden, ignored, or under a .nomedia folder), through
+    the first met of the links that lead to it. Costs nothing more for a folder without links.
+    """
     report = report if report is not None else WalkReport()
     real_root = os.path.realpath(root)
-    seen: set[tuple[int, int]] = set()
-    stack: list[tuple[str, str]] = [("", root)]
-    while stack:
-        src_uri, abs_dir = stack.pop()
+    seen: dict[tuple[int, int], str] = {}
+    listed: set[str] = set()  # real_uri of every folder listed
+    stack: list[tuple[str, str, str, LinkEntry | None]] = [("", root, "", None)]
+    pending: list[tuple[str, str, str, LinkEntry | None]] = []  # links to folders, to follow after the stack
+    while stack or pending:
+        if not stack:  # by where they lead: a link to a folder before one into it, whose folder it then holds
+            stack, pending = sorted(pending, key=lambda item: item[2])[::-1], []  # popped from the end
+        src_uri, abs_dir, real_uri, via = stack.pop()
         try:
             st = os.stat(abs_dir)
         except OSError as exc:
@@ -77,19 +111,25 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen:
-            report.warnings.append(f"{src_uri}: folder already included through another link; walked once")
+            if via is not None:
+                via.walked_as = seen[key]  # the scan says why it is left out, once it knows what is private
+            else:
+                report.warnings.append(f"{src_uri}: folder already included through another link; walked once")
             continue
-        seen.add(key)
+        seen[key] = src_uri
+        if via is not None:
+            via.walked_as = src_uri
         nomedia = _read_nomedia(abs_dir, src_uri, report)
         if nomedia is not None and not nomedia:
             continue
-        listing = DirListing(src_uri=src_uri, abs_path=abs_dir)
+        listing = DirListing(src_uri=src_uri, abs_path=abs_dir, real_uri=real_uri)
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
         except OSError as exc:
             report.warnings.append(f"{src_uri or '.'}: cannot list folder ({exc.strerror})")
             continue
-        subdirs: list[tuple[str, str]] = []
+        listed.add(real_uri)
+        subdirs: list[tuple[str, str, str, LinkEntry | None]] = []
         for entry in entries:
             name = entry.name
             if name.startswith(".") or (nomedia and name in nomedia):
@@ -103,6 +143,7 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 continue
             if ignore and is_ignored(name, rel, ignore):
                 continue
+            link = None
             try:
                 if entry.is_symlink():
                     real = os.path.realpath(entry.path)
@@ -110,16 +151,45 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                         report.warnings.append(f"{rel}: symbolic link points outside the source folder; ignored")
                         continue
                     target = os.stat(entry.path)
+                    link = LinkEntry(rel, _relative(real, real_root), stat_mod.S_ISDIR(target.st_mode))
                 else:
                     target = entry.stat()
             except OSError:
                 report.warnings.append(f"{rel}: broken symbolic link or unreadable entry; ignored")
                 continue
             if stat_mod.S_ISDIR(target.st_mode):
-                subdirs.append((rel, entry.path))
+                if link is None:
+                    subdirs.append((rel, entry.path, f"{real_uri}/{name}" if real_uri else name, None))
+                else:
+                    report.links.append(link)
+                    pending.append((rel, entry.path, link.real_uri, link))
             elif stat_mod.S_ISREG(target.st_mode) or name.lower() == "index.md":
                 # an index.md that is not a file (a FIFO, a device) is listed all the same: reading it is
                 # refused, and its album kept private (it may say so), not published as if it had none
                 listing.files.append(FileEntry(name, entry.path, target.st_size, target.st_mtime_ns))
+                if link is not None:
+                    report.links.append(link)
         yield listing
         stack.extend(reversed(subdirs))
+    _list_marks_above_links(report, listed, real_root)
+
+
+def _list_marks_above_links(report: WalkReport, listed: set[str], real_root: str) -> None:
+    """The index.md files of the folders above each link's target that no listing holds (see
+    WalkReport.marks): a private mark there makes the target private, though the walk never lists them."""
+    for link in report.links:
+        folder = link.real_uri if link.folder else link.real_uri.rpartition("/")[0]
+        while folder:
+            if folder not in listed and folder not in report.marks:
+                abs_dir = os.path.join(real_root, *folder.split("/"))
+                found: list[FileEntry] | None = []
+                try:
+                    with os.scandir(abs_dir) as entries:
+                        for entry in entries:
+                            if entry.name.lower() == "index.md":
+                                st = os.stat(entry.path)
+                                found.append(FileEntry(entry.name, entry.path, st.st_size, st.st_mtime_ns))
+                except OSError:
+                    found = None  # cannot tell: the scan takes the folder as private
+                report.marks[folder] = found
+            folder = folder.rpartition("/")[0]
