@@ -278,17 +278,35 @@ UNREAD_HEADERS = {  # album -> an index.md whose private mark was once not read:
     "Kestreltomlbad": "+++\nprivate = true\ntitle = [\n+++\n",  # broken TOML
     "Kestrelprose": "A trip.\nprivate: true\n\nMore text.\n",  # no header at all, the mark in the text
     "Kestrellist": "---\n- private: true\n---\n",  # YAML, but a list of keys rather than a set of them
+    # decoded as Windows-1252 (the byte-order mark stuck to the first line) or read as one line
+    "Kestrelutf16le": "\ufeffprivate: true\r\n".encode("utf-16-le"),  # PowerShell 5.1's 'private: true' > index.md
+    "Kestrelutf16be": "\ufeffprivate: true\r\nTitle: Family\r\n".encode("utf-16-be"),
+    "Kestrelutf32": "\ufeffPrivate: yes\n".encode("utf-32-le"),
+    "Kestrelutf8bom": "\ufeffprivate: true\n".encode(),
+    "Kestrelutf8bombad": b"\xef\xbb\xbfprivate: true\nTitle: Caf\xe9\n",  # a BOM, then a byte that is not UTF-8
+    "Kestreljoined": "Title: Family\n\ufeffprivate: true\n".encode(),  # a BOM left inside by joining two files
+    "Kestrelmac": b"Title: Family\rprivate: true\r",  # old Mac line endings
+    "Kestrelmacyaml": b"---\rprivate: true\r---\r",
+    "Kestrelmixed": b"Title: Family\r\nAuthor: Us\rprivate: true\n",
+    "Kestrelu2028": "Title: Family\u2028private: true\n".encode(),  # LINE SEPARATOR, a line break to YAML
+    "Kestrelnel": "Title: Family\x85private: true\n".encode(),  # NEL, one too
+    "Kestrelnobom": "Title: Family\r\nprivate: false\r\n".encode("utf-16-le"),  # cannot be trusted: kept private
 }
 
 
 def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_path):
     """Each of these albums was published and listed, the private mark shown as text. Headers are
     read more tolerantly now, and a private mark in the first lines of a header that is not read
-    whole keeps the album private with a warning. After a header read whole, the body is prose."""
+    whole keeps the album private with a warning. After a header read whole, the body is prose.
+    Any Unicode encoding with a byte-order mark and any line break is read; an index.md with NUL
+    bytes and no byte-order mark cannot be trusted, and keeps its album private with a warning."""
     src = tmp_path / "p"
     for n, (album, text) in enumerate(UNREAD_HEADERS.items(), start=1):
         secret_photo(src / album / f"xq-secret-photo-{n % 9 + 1}.jpg", n % 9 + 1)
-        (src / album / "index.md").write_text(text)
+        if isinstance(text, bytes):
+            (src / album / "index.md").write_bytes(text)
+        else:
+            (src / album / "index.md").write_text(text)
     make_jpeg(src / "Openplain" / "ok.jpg")
     (src / "Openplain" / "index.md").write_text("---\ntitle: Openplain\n---\n\nOur house rule:\nprivate: true\n")
     (src / "Openplain" / "ok.jpg.md").write_text("private: true\n")
@@ -301,7 +319,12 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     assert "Kestrelprose/index.md: line 2 ('private: true') is not read as a header line (no header is read)" in warnings
     assert "Kestreltomlbad/index.md: invalid TOML front matter ignored" in warnings
     assert "Kestreltomlbad/index.md: 'private: unreadable' is not true or false; the album is kept private" in warnings
-    for album in ("Kestrelblank", "Kestrelspace", "Kestrelcolon", "Kestrelindent", "Kestreltoml", "Openplain"):
+    assert "Kestrelnobom/index.md: cannot read it (NUL bytes in it: UTF-16 without a byte-order mark, or not " \
+           "text; save it as UTF-8); its album is kept private until it can be read" in warnings
+    assert "Kestrelutf8bombad/index.md: not valid UTF-8 text" in warnings
+    for album in ("Kestrelblank", "Kestrelspace", "Kestrelcolon", "Kestrelindent", "Kestreltoml", "Openplain",
+                  "Kestrelutf16le", "Kestrelutf16be", "Kestrelutf32", "Kestrelutf8bom", "Kestreljoined",
+                  "Kestrelmac", "Kestrelmacyaml", "Kestrelmixed", "Kestrelu2028", "Kestrelnel"):
         assert f"{album}/index.md" not in warnings, warnings  # read as meant: nothing to warn about
     assert "Openplain/ok.jpg.md: 'private' in a photo's sidecar hides nothing: Openplain/ok.jpg is published" in warnings
 
@@ -311,6 +334,9 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
             uri, _, url = line.partition(": ")
             links[uri] = url
     assert set(links) == set(UNREAD_HEADERS)
+    for album in ("Kestrelutf16be", "Kestrelmac", "Kestrelmixed", "Kestrelu2028", "Kestrelnel", "Kestreljoined"):
+        page = site / links[album].removeprefix("https://photos.example.org/") / "index.html"
+        assert soup(page).h1.get_text() == "Family", album  # the title line alone, no \r and no BOM
     roots = private_roots(site)
     assert {link.rstrip("/").rsplit("/", 1)[1] for link in links.values()} == {p.name for p in roots}
     names = {str(p.relative_to(site)) for p in site.rglob("*")}
