@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..fsutil import NotRegularFile, open_regular
+from .sidecar import decode_text
 
 
 @dataclass(slots=True)
@@ -39,23 +40,33 @@ def is_ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(rel, p) for p in patterns)
 
 
+_MAX_NOMEDIA_BYTES = 1 << 20
+
+
 def _read_nomedia(abs_dir: str, src_uri: str, report: WalkReport) -> set[str] | None:
     """None when there is no .nomedia; an empty set means 'ignore the whole folder'. One that cannot
-    be read hides the folder (fail closed); one that is not a regular file (a FIFO would make the
-    build wait forever) is not opened and hides the folder, with a warning."""
+    be read whole hides the folder (fail closed: the names it lists could be anything), with a
+    warning: one that is not a regular file (a FIFO would make the build wait forever, so it is not
+    opened), a broken link, an unreadable one, one too large, one that is not text."""
     path = os.path.join(abs_dir, ".nomedia")
     try:
         with open_regular(path) as f:
-            text = f.read(1 << 16).decode("utf-8", errors="replace")
+            raw = f.read(_MAX_NOMEDIA_BYTES + 1)
+        if len(raw) > _MAX_NOMEDIA_BYTES:
+            why = "larger than 1 MiB"
+        else:
+            return {line.strip() for line in decode_text(raw, path)[0].split("\n") if line.strip()}
     except FileNotFoundError:
-        return None
+        if not os.path.islink(path):
+            return None
+        why = "a broken symbolic link"
     except NotRegularFile:
-        shown = f"{src_uri}/.nomedia" if src_uri else ".nomedia"
-        report.warnings.append(f"{shown}: not a regular file (a FIFO or a device?); not read, the folder is hidden")
-        return set()
-    except OSError:
-        return set()
-    return {line.strip() for line in text.splitlines() if line.strip()}
+        why = "not a regular file (a FIFO or a device?)"
+    except OSError as exc:  # NotText too
+        why = f"cannot read it ({exc.strerror})"
+    shown = f"{src_uri}/.nomedia" if src_uri else ".nomedia"
+    report.warnings.append(f"{shown}: {why}; not read, the folder is hidden")
+    return set()
 
 
 def _inside(real: str, real_root: str) -> bool:
