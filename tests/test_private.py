@@ -278,6 +278,8 @@ UNREAD_HEADERS = {  # album -> an index.md whose private mark was once not read:
     "Kestreltomlbad": "+++\nprivate = true\ntitle = [\n+++\n",  # broken TOML
     "Kestrelprose": "A trip.\nprivate: true\n\nMore text.\n",  # no header at all, the mark in the text
     "Kestrellist": "---\n- private: true\n---\n",  # YAML, but a list of keys rather than a set of them
+    "Kestrelzwsp": "---\n\u200bprivate: true\n---\n",  # a zero-width space before the key (a copy from a web page)
+    "Kestrelzwspline": "Title: x\n\u00adPrivate: true\n",  # a soft hyphen before it
     # decoded as Windows-1252 (the byte-order mark stuck to the first line) or read as one line
     "Kestrelutf16le": "\ufeffprivate: true\r\n".encode("utf-16-le"),  # PowerShell 5.1's 'private: true' > index.md
     "Kestrelutf16be": "\ufeffprivate: true\r\nTitle: Family\r\n".encode("utf-16-be"),
@@ -322,8 +324,9 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     assert "Kestrelnobom/index.md: cannot read it (NUL bytes in it: UTF-16 without a byte-order mark, or not " \
            "text; save it as UTF-8); its album is kept private until it can be read" in warnings
     assert "Kestrelutf8bombad/index.md: not valid UTF-8 text" in warnings
+    assert "Kestrelzwspline/index.md: line 2 ('\\xadPrivate: true') is not read as a header line" in warnings
     for album in ("Kestrelblank", "Kestrelspace", "Kestrelcolon", "Kestrelindent", "Kestreltoml", "Openplain",
-                  "Kestrelutf16le", "Kestrelutf16be", "Kestrelutf32", "Kestrelutf8bom", "Kestreljoined",
+                  "Kestrelzwsp", "Kestrelutf16le", "Kestrelutf16be", "Kestrelutf32", "Kestrelutf8bom", "Kestreljoined",
                   "Kestrelmac", "Kestrelmacyaml", "Kestrelmixed", "Kestrelu2028", "Kestrelnel"):
         assert f"{album}/index.md" not in warnings, warnings  # read as meant: nothing to warn about
     assert "Openplain/ok.jpg.md: 'private' in a photo's sidecar hides nothing: Openplain/ok.jpg is published" in warnings

@@ -124,6 +124,8 @@ def test_yaml_aliases_are_refused_and_header_values_are_cut_into_text_cheaply():
 
 
 def test_headers_read_tolerantly_and_private_marks_outside_a_whole_header_fail_closed():
+    from albumen.scan.sidecar import marks_private
+
     for text in ("\n \n---\nprivate: true\n---\n", "--- \nprivate: true\n...\t\n", "Title: x\nPrivate : true\n",
                  "   private: true\n", "+++\nprivate = true\n+++\n"):
         notes: list[str] = []
@@ -134,6 +136,9 @@ def test_headers_read_tolerantly_and_private_marks_outside_a_whole_header_fail_c
         notes = []
         assert parse_sidecar_text(text, "a.md", notes)[0]["private"] is True, text
         assert len(notes) == 1 and "kept private to be safe" in notes[0], text
+    for text in ("---\n\u200bprivate: true\n---\n", "---\n\u200bprivate: [true\n---\n", "\u2060private: true\n"):
+        assert marks_private(parse_sidecar_text(text, "a.md", [])[0]), text  # an invisible character before the key
+    assert parse_sidecar_text("---\ntitle: 👩\u200d👧\n---\n")[0] == {"title": "👩\u200d👧"}  # values keep theirs
     for text in ("Title: x\n\nprivate: true\n", "---\ntitle: x\n---\nprivate: true\n", "Title: x\nprose\nprivate: no\n"):
         notes = []
         meta, body = parse_sidecar_text(text, "a.md", notes)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import errno
 import re
+import unicodedata
 from functools import lru_cache
 
 from ..errors import first_line
@@ -197,9 +198,9 @@ def _read_header(text: str, src_uri: str, notes: list[str]) -> tuple[dict, str, 
     if data is not None and not isinstance(data, dict):
         notes.append(f"{src_uri}: {language} front matter is not a set of keys; ignored")
         data = None
-    if data is None and _PRIVATE_MENTION.search(block):
+    if data is None and _PRIVATE_MENTION.search(_visible(block)):
         data = {"private": "unreadable"}  # fail closed: a broken header that mentions privacy hides
-    meta = {str(k).strip().lower(): v for k, v in (data or {}).items()}
+    meta = {_visible(str(k)).strip().lower(): v for k, v in (data or {}).items()}
     return meta, body.lstrip("\n"), None
 
 
@@ -207,10 +208,18 @@ def _private_mark(text: str) -> tuple[int, str] | None:
     """(line number, line) of the first of the first lines that reads like a private mark that is
     not false (`private: true`, `Private : yes`, `private = true`, `"private": 1`, `private: family`)."""
     for number, line in enumerate(text.split("\n", _SCANNED_LINES)[:_SCANNED_LINES], start=1):
-        m = _PRIVATE_LINE.match(line)
+        m = _PRIVATE_LINE.match(_visible(line))
         if m and meta_bool({"private": m.group(1)}, "private") is not False:
             return number, line
     return None
+
+
+def _visible(text: str) -> str:
+    """text without invisible format characters (zero-width spaces and joiners, soft hyphens,
+    direction marks: what a copy from a web page or a chat leaves in): '\u200bprivate: true' is a
+    private mark to a reader, and to the private checks. For keys and those checks only: a value
+    keeps them (a joiner is part of an emoji)."""
+    return "".join(c for c in text if c.isascii() or unicodedata.category(c) != "Cf")
 
 
 @lru_cache(maxsize=1)
