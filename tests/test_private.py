@@ -300,8 +300,9 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     """Each of these albums was published and listed, the private mark shown as text. Headers are
     read more tolerantly now, and a private mark in the first lines of a header that is not read
     whole keeps the album private with a warning. After a header read whole, the body is prose.
-    Any Unicode encoding with a byte-order mark and any line break is read; an index.md with NUL
-    bytes and no byte-order mark cannot be trusted, and keeps its album private with a warning."""
+    Any Unicode encoding with a byte-order mark and any line break is read; an index.md that cannot
+    be read and trusted (no BOM but NUL bytes, a link leading out or broken, a folder) keeps its
+    album private with a warning."""
     src = tmp_path / "p"
     for n, (album, text) in enumerate(UNREAD_HEADERS.items(), start=1):
         secret_photo(src / album / f"xq-secret-photo-{n % 9 + 1}.jpg", n % 9 + 1)
@@ -309,6 +310,16 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
             (src / album / "index.md").write_bytes(text)
         else:
             (src / album / "index.md").write_text(text)
+    passed_over = {  # album -> an index.md that was passed over, so the album was published
+        "Kestrellinkout": lambda d: (d / "index.md").symlink_to(tmp_path / "elsewhere.md"),  # leads out: not followed
+        "Kestreldangling": lambda d: (d / "index.md").symlink_to(d / "gone.md"),
+        "Kestrelloop": lambda d: (d / "index.md").symlink_to(d / "index.md"),
+        "Kestrelfolder": lambda d: (d / "index.md").mkdir(),
+    }
+    (tmp_path / "elsewhere.md").write_text("Title: Kestrel\n")
+    for n, (album, make_index) in enumerate(passed_over.items(), start=1):
+        secret_photo(src / album / f"xq-secret-photo-{n}.jpg", n)
+        make_index(src / album)
     make_jpeg(src / "Openplain" / "ok.jpg")
     (src / "Openplain" / "index.md").write_text("---\ntitle: Openplain\n---\n\nOur house rule:\nprivate: true\n")
     (src / "Openplain" / "ok.jpg.md").write_text("private: true\n")
@@ -316,6 +327,12 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     site = tmp_path / "site"
     result = build_site(src, site, "-c", str(config))
     warnings = result.stderr
+    kept = "its album is kept private until it can be read"
+    assert f"Kestrellinkout/index.md: cannot read it (a symbolic link leading outside the photo folder, which is " \
+           f"not followed); {kept}" in warnings
+    assert f"Kestreldangling/index.md: cannot read it (a broken symbolic link: No such file or directory); {kept}" in warnings
+    assert f"Kestrelloop/index.md: cannot read it (a broken symbolic link: Too many levels of symbolic links); {kept}" in warnings
+    assert f"Kestrelfolder/index.md: cannot read it (not a regular file); {kept}" in warnings
     assert "Kestrelunclosed/index.md: line 2 ('private: true') is not read as a header line (the '---' that " \
            "opens the header is never closed by a '---' line); kept private to be safe. Fix the header" in warnings
     assert "Kestrelprose/index.md: line 2 ('private: true') is not read as a header line (no header is read)" in warnings
@@ -336,7 +353,7 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
         if ": https://" in line:
             uri, _, url = line.partition(": ")
             links[uri] = url
-    assert set(links) == set(UNREAD_HEADERS)
+    assert set(links) == set(UNREAD_HEADERS) | set(passed_over)
     for album in ("Kestrelutf16be", "Kestrelmac", "Kestrelmixed", "Kestrelu2028", "Kestrelnel", "Kestreljoined"):
         page = site / links[album].removeprefix("https://photos.example.org/") / "index.html"
         assert soup(page).h1.get_text() == "Family", album  # the title line alone, no \r and no BOM

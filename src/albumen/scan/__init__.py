@@ -474,19 +474,21 @@ def _sidecar_for(name: str, sidecars: dict[str, FileEntry]) -> FileEntry | None:
 
 def _load_sidecar(entry: FileEntry, src_uri: str, gallery: Gallery, album: bool = False) -> Sidecar:
     """album: an album's index.md, which may mark it private: one that cannot be read keeps it private
-    (fail closed) until it can."""
-    try:
-        sidecar, notes = read_sidecar(entry.abs_path, src_uri)
-    except OSError as exc:
-        if album:
-            gallery.warnings.append(
-                f"{src_uri}: cannot read it ({exc.strerror}); its album is kept private until it can be read"
-            )
-            return Sidecar(src_uri=src_uri, meta={"private": True})
-        gallery.warnings.append(f"{src_uri}: cannot read sidecar ({exc.strerror}); ignored")
-        return Sidecar(src_uri=src_uri, meta={})
-    gallery.warnings.extend(notes)
-    return sidecar
+    (fail closed) until it can; so does one the walk refused to read (entry.refused says why)."""
+    why = entry.refused
+    if not why:
+        try:
+            sidecar, notes = read_sidecar(entry.abs_path, src_uri)
+        except OSError as exc:  # NotRegularFile and NotText too
+            why = exc.strerror or str(exc)
+        else:
+            gallery.warnings.extend(notes)
+            return sidecar
+    if album:
+        gallery.warnings.append(f"{src_uri}: cannot read it ({why}); its album is kept private until it can be read")
+        return Sidecar(src_uri=src_uri, meta={"private": True})
+    gallery.warnings.append(f"{src_uri}: cannot read sidecar ({why}); ignored")
+    return Sidecar(src_uri=src_uri, meta={})
 
 
 def text_to_html(text: str) -> str:

@@ -22,6 +22,7 @@ class FileEntry:
     abs_path: str
     size: int
     mtime_ns: int
+    refused: str = ""  # index.md only (see _index_entry): why it must not be read (a link leading out, a broken one)
 
 
 @dataclass(slots=True)
@@ -114,6 +115,9 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 continue
             if ignore and is_ignored(name, rel, ignore):
                 continue
+            if name.lower() == "index.md":  # it may mark its album private: never passed over
+                listing.files.append(_index_entry(entry, real_root))
+                continue
             try:
                 if entry.is_symlink():
                     real = os.path.realpath(entry.path)
@@ -128,9 +132,28 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 continue
             if stat_mod.S_ISDIR(target.st_mode):
                 subdirs.append((rel, entry.path))
-            elif stat_mod.S_ISREG(target.st_mode) or name.lower() == "index.md":
-                # an index.md that is not a file (a FIFO, a device) is listed all the same: reading it is
-                # refused, and its album kept private (it may say so), not published as if it had none
+            elif stat_mod.S_ISREG(target.st_mode):
                 listing.files.append(FileEntry(name, entry.path, target.st_size, target.st_mtime_ns))
         yield listing
         stack.extend(reversed(subdirs))
+
+
+def _index_entry(entry: os.DirEntry, real_root: str) -> FileEntry:
+    """An album's index.md (any capitals), whatever it is: it may say 'private: true', so one that
+    cannot be read is listed all the same (the scan then keeps its album private, with a warning
+    saying why). Not readable: a link leading out of the photo folder (not followed), a broken one or
+    a loop; a FIFO, a device or a folder (refused when opened: see fsutil.open_regular)."""
+    refused = ""
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        return FileEntry(entry.name, entry.path, 0, 0, exc.strerror or "cannot be read")
+    if stat_mod.S_ISLNK(st.st_mode):
+        if not _inside(os.path.realpath(entry.path), real_root):
+            refused = "a symbolic link leading outside the photo folder, which is not followed"
+        else:
+            try:
+                st = os.stat(entry.path)
+            except OSError as exc:
+                refused = f"a broken symbolic link: {exc.strerror}"
+    return FileEntry(entry.name, entry.path, st.st_size, st.st_mtime_ns, refused)
