@@ -302,7 +302,7 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     whole keeps the album private with a warning. After a header read whole, the body is prose.
     Any Unicode encoding with a byte-order mark and any line break is read; an index.md that cannot
     be read and trusted (no BOM but NUL bytes, a link leading out or broken, a folder) keeps its
-    album private with a warning."""
+    album private with a warning, and one that `ignore` or .nomedia hide is read for its mark."""
     src = tmp_path / "p"
     for n, (album, text) in enumerate(UNREAD_HEADERS.items(), start=1):
         secret_photo(src / album / f"xq-secret-photo-{n % 9 + 1}.jpg", n % 9 + 1)
@@ -315,6 +315,9 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
         "Kestreldangling": lambda d: (d / "index.md").symlink_to(d / "gone.md"),
         "Kestrelloop": lambda d: (d / "index.md").symlink_to(d / "index.md"),
         "Kestrelfolder": lambda d: (d / "index.md").mkdir(),
+        "Kestrelignored": lambda d: (d / "index.md").write_text("private: true\n"),  # the config ignores it
+        "Kestrelnomedia": lambda d: [(d / ".nomedia").write_text("index.md\n"), (d / "index.md").write_text("private: true\n")],
+        "Kestrelnomediacaps": lambda d: [(d / ".nomedia").write_text("Index.md\n"), (d / "Index.md").write_text("Private: yes\n")],
     }
     (tmp_path / "elsewhere.md").write_text("Title: Kestrel\n")
     for n, (album, make_index) in enumerate(passed_over.items(), start=1):
@@ -323,7 +326,7 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     make_jpeg(src / "Openplain" / "ok.jpg")
     (src / "Openplain" / "index.md").write_text("---\ntitle: Openplain\n---\n\nOur house rule:\nprivate: true\n")
     (src / "Openplain" / "ok.jpg.md").write_text("private: true\n")
-    config = write_config(tmp_path, CONFIG.replace('private = ["Family Vault Ppp"]\n', ""))
+    config = write_config(tmp_path, CONFIG.replace('private = ["Family Vault Ppp"]\n', 'ignore = ["Kestrelignored/*.md"]\n'))
     site = tmp_path / "site"
     result = build_site(src, site, "-c", str(config))
     warnings = result.stderr
@@ -344,7 +347,8 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     assert "Kestrelzwspline/index.md: line 2 ('\\xadPrivate: true') is not read as a header line" in warnings
     for album in ("Kestrelblank", "Kestrelspace", "Kestrelcolon", "Kestrelindent", "Kestreltoml", "Openplain",
                   "Kestrelzwsp", "Kestrelutf16le", "Kestrelutf16be", "Kestrelutf32", "Kestrelutf8bom", "Kestreljoined",
-                  "Kestrelmac", "Kestrelmacyaml", "Kestrelmixed", "Kestrelu2028", "Kestrelnel"):
+                  "Kestrelmac", "Kestrelmacyaml", "Kestrelmixed", "Kestrelu2028", "Kestrelnel",
+                  "Kestrelignored", "Kestrelnomedia", "Kestrelnomediacaps"):
         assert f"{album}/index.md" not in warnings, warnings  # read as meant: nothing to warn about
     assert "Openplain/ok.jpg.md: 'private' in a photo's sidecar hides nothing: Openplain/ok.jpg is published" in warnings
 
@@ -373,6 +377,41 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     assert "private: true" in (site / "openplain" / "index.html").read_text()  # prose after a header read whole
     for root in roots:
         assert (root / "index.html").is_file()
+
+
+def test_an_index_md_hidden_by_ignore_or_nomedia_is_read_for_its_private_mark_only(tmp_path):
+    """`ignore = ["*.md"]` (say, to use the photos' own titles rather than the sidecars') hid every
+    index.md, so their private marks were never read and the albums were published. A hidden
+    index.md is now read for its private mark alone: nothing else of it is used."""
+    src = tmp_path / "p"
+    secret_photo(src / "Fam" / "xq-secret-photo-1.jpg", 1)
+    (src / "Fam" / "index.md").write_text("Title: Kestrel\nprivate: true\n\nKestrel text.\n")
+    secret_photo(src / "Bad" / "xq-secret-photo-2.jpg", 2)
+    (src / "Bad" / "index.md").write_text("---\nprivate: true\n")  # never closed: kept private, with a warning
+    make_jpeg(src / "Pub" / "ok.jpg")
+    (src / "Pub" / "index.md").write_text("Title: Wrenheading\n\nWrentext.\n")
+    (src / "Pub" / "ok.md").write_text("Title: Wrenphoto\n")
+    make_jpeg(src / "Pub" / "Sub" / "ok2.jpg")
+    (src / "Pub" / "Sub" / ".nomedia").write_text("index.md\n")  # the folder stays: its index.md is hidden
+    (src / "Pub" / "Sub" / "index.md").write_text("Title: Wrensub\n")
+    config = write_config(tmp_path, 'url = "https://photos.example.org/"\nignore = ["*.md"]\n')
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(config))
+    assert "Bad/index.md: line 2 ('private: true') is not read as a header line" in result.stderr
+    assert "Fam/index.md" not in result.stderr and "Pub/" not in result.stderr
+    links = [line for line in run_cli("links", str(src), "-o", str(site), "-c", str(config)).stdout.splitlines()
+             if ": https://" in line]
+    assert sorted(line.partition(":")[0] for line in links) == ["Bad", "Fam"]
+    roots = private_roots(site)
+    assert len(roots) == 2
+    for path in site.rglob("*"):
+        if path.is_file() and not any(root in path.parents for root in roots):
+            data = path.read_bytes().lower()
+            assert b"kestrel" not in data and b"xq-secret" not in data and b"wren" not in data, path
+    assert soup(site / "pub" / "index.html").h1.get_text() == "Pub"  # not the hidden index.md's title
+    assert soup(site / "pub" / "sub" / "index.html").h1.get_text() == "Sub"
+    inside = b"".join(p.read_bytes() for root in roots for p in root.rglob("*.html"))
+    assert b"xq-secret-photo-1" in inside and b"Kestrel" not in inside  # the mark only, not the title or text
 
 
 def billion_laughs(extra: str = "") -> str:

@@ -328,14 +328,18 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
 
     folder_name = listing.src_uri.rpartition("/")[2]
     album = Album(src_uri=listing.src_uri, name=folder_name, title=folder_name)
-    index_names = sorted(n for n in sidecars if n.lower() == "index.md")
-    index = sidecars.pop(index_names[0]) if index_names else None
-    others = [sidecars.pop(n) for n in index_names[1:]]  # Index.md beside INDEX.md: one is read
-    if others:
+    indexes = [sidecars.pop(n) for n in sorted(n for n in sidecars if n.lower() == "index.md")]
+    shown = [e for e in indexes if not e.hidden]
+    index = shown[0] if shown else None
+    # read for their private mark only: Index.md beside INDEX.md (one is read), and one that .nomedia or
+    # `ignore` hide (fail closed: hiding the file does not make the album public)
+    marks_only = shown[1:] + [e for e in indexes if e.hidden]
+    if len(shown) > 1:
         gallery.warnings.append(
-            f"{prefix}{index_names[0]} is read, and {', '.join(prefix + e.name for e in others)} beside it is not"
+            f"{prefix}{shown[0].name} is read, and {', '.join(prefix + e.name for e in shown[1:])} beside it is not"
             " (one index.md per folder); an album that either marks private is kept private"
         )
+    private: bool | None = False
     if index is not None:
         album.sidecar = _load_sidecar(index, prefix + index.name, gallery, album=True)
         meta = album.sidecar.meta
@@ -349,14 +353,14 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
                 f"{album.sidecar.src_uri}: 'private: {meta.get('private')}' is not true or false; the album is kept private"
             )
             private = True
-        for other in others:  # fail closed: a private mark in the file not read still counts
-            if marks_private(_load_sidecar(other, prefix + other.name, gallery, album=True).meta):
-                private = True
-        album.marked_private = bool(private)
-        if private and not listing.src_uri:
-            gallery.warnings.append(
-                f"{album.sidecar.src_uri}: the home page cannot be private; mark the albums inside it instead"
-            )
+    for other in marks_only:
+        if marks_private(_load_sidecar(other, prefix + other.name, gallery, album=True).meta):
+            private = True
+    album.marked_private = bool(private)
+    if private and not listing.src_uri:
+        gallery.warnings.append(
+            f"{prefix}{(index or marks_only[0]).name}: the home page cannot be private; mark the albums inside it instead"
+        )
 
     paired = _pair_companions(records)
     companions = {name for names in paired.values() for name in names}

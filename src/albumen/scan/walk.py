@@ -22,7 +22,10 @@ class FileEntry:
     abs_path: str
     size: int
     mtime_ns: int
-    refused: str = ""  # index.md only (see _index_entry): why it must not be read (a link leading out, a broken one)
+    # index.md only (see _index_entry): hidden by .nomedia or `ignore`, so read for its private mark only;
+    # why it must not be read at all (a link leading out of the photo folder, a broken one)
+    hidden: bool = False
+    refused: str = ""
 
 
 @dataclass(slots=True)
@@ -104,9 +107,13 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
         subdirs: list[tuple[str, str]] = []
         for entry in entries:
             name = entry.name
+            rel = f"{src_uri}/{name}" if src_uri else name
+            if name.lower() == "index.md":  # it may mark its album private: never passed over
+                hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
+                listing.files.append(_index_entry(entry, real_root, hidden))
+                continue
             if name.startswith(".") or (nomedia and name in nomedia):
                 continue
-            rel = f"{src_uri}/{name}" if src_uri else name
             try:
                 name.encode("utf-8")
             except UnicodeEncodeError:  # bytes that are not UTF-8 (an old zip file): no URL can carry them
@@ -114,9 +121,6 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 report.warnings.append(f"{src_uri + '/' if src_uri else ''}{shown}: name is not valid UTF-8; ignored (rename it)")
                 continue
             if ignore and is_ignored(name, rel, ignore):
-                continue
-            if name.lower() == "index.md":  # it may mark its album private: never passed over
-                listing.files.append(_index_entry(entry, real_root))
                 continue
             try:
                 if entry.is_symlink():
@@ -138,16 +142,17 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
         stack.extend(reversed(subdirs))
 
 
-def _index_entry(entry: os.DirEntry, real_root: str) -> FileEntry:
+def _index_entry(entry: os.DirEntry, real_root: str, hidden: bool) -> FileEntry:
     """An album's index.md (any capitals), whatever it is: it may say 'private: true', so one that
     cannot be read is listed all the same (the scan then keeps its album private, with a warning
-    saying why). Not readable: a link leading out of the photo folder (not followed), a broken one or
-    a loop; a FIFO, a device or a folder (refused when opened: see fsutil.open_regular)."""
+    saying why), and so is one that .nomedia or `ignore` hide (the scan reads it for its private mark
+    only). Not readable: a link leading out of the photo folder (not followed), a broken one or a
+    loop; a FIFO, a device or a folder (refused when opened: see fsutil.open_regular)."""
     refused = ""
     try:
         st = entry.stat(follow_symlinks=False)
     except OSError as exc:
-        return FileEntry(entry.name, entry.path, 0, 0, exc.strerror or "cannot be read")
+        return FileEntry(entry.name, entry.path, 0, 0, hidden, exc.strerror or "cannot be read")
     if stat_mod.S_ISLNK(st.st_mode):
         if not _inside(os.path.realpath(entry.path), real_root):
             refused = "a symbolic link leading outside the photo folder, which is not followed"
@@ -156,4 +161,4 @@ def _index_entry(entry: os.DirEntry, real_root: str) -> FileEntry:
                 st = os.stat(entry.path)
             except OSError as exc:
                 refused = f"a broken symbolic link: {exc.strerror}"
-    return FileEntry(entry.name, entry.path, st.st_size, st.st_mtime_ns, refused)
+    return FileEntry(entry.name, entry.path, st.st_size, st.st_mtime_ns, hidden, refused)
