@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site, crawl, make_jpeg, run_cli, run_cli_bounded, soup, write_config
+from conftest import (
+    build_site,
+    crawl,
+    make_jpeg,
+    refuse_reading,
+    run_cli,
+    run_cli_bounded,
+    soup,
+    write_config,
+)
 
 SECRET_STRINGS = [
     "Zanzibar", "Secretwedding", "zanzibar-secretwedding", "Karamazov", "Hushhush", "hushhush",
@@ -296,7 +305,7 @@ UNREAD_HEADERS = {  # album -> an index.md whose private mark was once not read:
 }
 
 
-def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_path):
+def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_path, monkeypatch):
     """Each of these albums was published and listed, the private mark shown as text. Headers are
     read more tolerantly now, and a private mark in the first lines of a header that is not read
     whole keeps the album private with a warning. After a header read whole, the body is prose.
@@ -315,6 +324,7 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
         "Kestreldangling": lambda d: (d / "index.md").symlink_to(d / "gone.md"),
         "Kestrelloop": lambda d: (d / "index.md").symlink_to(d / "index.md"),
         "Kestrelfolder": lambda d: (d / "index.md").mkdir(),
+        "Kestrellocked": lambda d: (d / "index.md").write_text("private: true\n"),  # unreadable: see below
         "Kestrelignored": lambda d: (d / "index.md").write_text("private: true\n"),  # the config ignores it
         "Kestrelnomedia": lambda d: [(d / ".nomedia").write_text("index.md\n"), (d / "index.md").write_text("private: true\n")],
         "Kestrelnomediacaps": lambda d: [(d / ".nomedia").write_text("Index.md\n"), (d / "Index.md").write_text("Private: yes\n")],
@@ -327,6 +337,9 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     (src / "Openplain" / "index.md").write_text("---\ntitle: Openplain\n---\n\nOur house rule:\nprivate: true\n")
     (src / "Openplain" / "ok.jpg.md").write_text("private: true\n")
     config = write_config(tmp_path, CONFIG.replace('private = ["Family Vault Ppp"]\n', 'ignore = ["Kestrelignored/*.md"]\n'))
+    from albumen.scan import sidecar
+
+    refuse_reading(monkeypatch, sidecar, "Kestrellocked")
     site = tmp_path / "site"
     result = build_site(src, site, "-c", str(config))
     warnings = result.stderr
@@ -336,6 +349,7 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     assert f"Kestreldangling/index.md: cannot read it (a broken symbolic link: No such file or directory); {kept}" in warnings
     assert f"Kestrelloop/index.md: cannot read it (a broken symbolic link: Too many levels of symbolic links); {kept}" in warnings
     assert f"Kestrelfolder/index.md: cannot read it (not a regular file); {kept}" in warnings
+    assert f"Kestrellocked/index.md: cannot read it (Permission denied); {kept}" in warnings
     assert "Kestrelunclosed/index.md: line 2 ('private: true') is not read as a header line (the '---' that " \
            "opens the header is never closed by a '---' line); kept private to be safe. Fix the header" in warnings
     assert "Kestrelprose/index.md: line 2 ('private: true') is not read as a header line (no header is read)" in warnings
