@@ -83,7 +83,7 @@ _LINE_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 def decode_text(raw: bytes, abs_path: str = "", cut: bool = False) -> tuple[str, str | None]:
-    """(the text of a sidecar or .nomedia file, a doubt about its encoding worth a warning, or None).
+    r"""(the text of a sidecar or .nomedia file, a doubt about its encoding worth a warning, or None).
 
     Decoded by its byte-order mark (UTF-8, UTF-16 or UTF-32, as Windows editors and PowerShell
     write them) when it has one, else as UTF-8, else as Windows-1252; with '\n' for every kind of
@@ -215,7 +215,7 @@ def _private_mark(text: str) -> tuple[int, str] | None:
 
 
 def _visible(text: str) -> str:
-    """text without invisible format characters (zero-width spaces and joiners, soft hyphens,
+    r"""text without invisible format characters (zero-width spaces and joiners, soft hyphens,
     direction marks: what a copy from a web page or a chat leaves in): '\u200bprivate: true' is a
     private mark to a reader, and to the private checks. For keys and those checks only: a value
     keeps them (a joiner is part of an emoji)."""
