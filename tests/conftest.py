@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import posixpath
@@ -124,6 +125,19 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> Res
     finally:
         os.chdir(old)
     return Result(result.exit_code, result.stdout, result.stderr, result.output)
+
+
+def refuse_reading(monkeypatch, module, folder: str) -> None:
+    """Files in folders named `folder` cannot be opened through module.open_regular (Permission
+    denied), as after chmod 000, which does not stop root (who runs CI). For builds run in this process."""
+    real = module.open_regular
+
+    def refused(abs_path: str):
+        if Path(abs_path).parent.name == folder:
+            raise PermissionError(errno.EACCES, "Permission denied", abs_path)
+        return real(abs_path)
+
+    monkeypatch.setattr(module, "open_regular", refused)
 
 
 def run_cli_bounded(*args: str, timeout: float = 120, memory: int = 3 << 30) -> Result:

@@ -14,6 +14,7 @@ from conftest import (
     crawl,
     make_jpeg,
     make_png,
+    refuse_reading,
     run_cli,
     run_cli_bounded,
     soup,
@@ -447,6 +448,45 @@ def test_nomedia_and_ignore_patterns(tmp_path):
     result = build_site(src, site, "-c", str(write_config(tmp_path, 'ignore = ["*.tmp.jpg", "Scans"]\n')))
     assert "built 2 albums, 1 photo," in result.stdout
     assert sorted(p.parent.name for p in site.glob("*/*/index.html")) == ["a"]
+
+
+def test_a_nomedia_in_any_encoding_hides_its_names_and_one_not_read_whole_hides_its_folder(tmp_path, monkeypatch):
+    """A .nomedia with a byte-order mark hid nothing: Notepad's UTF-8 mark stuck to its first name,
+    and PowerShell's UTF-16 (`'b.jpg' > .nomedia`) was decoded as UTF-8. One that cannot be read
+    whole (NUL bytes of UTF-16 without a mark, more than 1 MiB, a broken link) hides its folder,
+    with a warning, as a FIFO does; a broken link was taken for no .nomedia at all, and an unreadable
+    one hid its folder without a word."""
+    src = tmp_path / "p"
+    names = "b.jpg\r\nc.jpg\r\n"
+    listed = {
+        "Bom8": ("\ufeff" + names).encode(), "Bom16": ("\ufeff" + names).encode("utf-16-le"),
+        "Bom16be": ("\ufeff" + names).encode("utf-16-be"), "Mac": names.replace("\r\n", "\r").encode(),
+    }
+    for folder, raw in listed.items():
+        for name in ("a.jpg", "b.jpg", "c.jpg"):
+            make_jpeg(src / folder / name)
+        (src / folder / ".nomedia").write_bytes(raw)
+    for folder in ("Nul", "Huge", "Broken"):
+        make_jpeg(src / folder / "x.jpg")
+    (src / "Nul" / ".nomedia").write_bytes(names.encode("utf-16-le"))
+    (src / "Huge" / ".nomedia").write_bytes(b"x.jpg\n" + b"y" * (1 << 20))
+    (src / "Broken" / ".nomedia").symlink_to(tmp_path / "gone")
+    make_jpeg(src / "Locked" / "x.jpg")
+    (src / "Locked" / ".nomedia").write_text("nothing.jpg\n")
+    from albumen.scan import walk
+
+    refuse_reading(monkeypatch, walk, "Locked")
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    assert sorted(str(p.parent.relative_to(site)) for p in site.glob("*/*/index.html")) == [
+        f"{folder.lower()}/a" for folder in sorted(listed)
+    ]
+    assert "Nul/.nomedia: cannot read it (NUL bytes in it: UTF-16 without a byte-order mark, or not text; " \
+           "save it as UTF-8); not read, the folder is hidden" in result.stderr
+    assert "Huge/.nomedia: larger than 1 MiB; not read, the folder is hidden" in result.stderr
+    assert "Broken/.nomedia: a broken symbolic link; not read, the folder is hidden" in result.stderr
+    assert "Locked/.nomedia: cannot read it (Permission denied); not read, the folder is hidden" in result.stderr
+    assert "Bom" not in result.stderr and "Mac" not in result.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")

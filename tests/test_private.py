@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import build_site, crawl, make_jpeg, run_cli, run_cli_bounded, soup, write_config
+from conftest import (
+    build_site,
+    crawl,
+    make_jpeg,
+    refuse_reading,
+    run_cli,
+    run_cli_bounded,
+    soup,
+    write_config,
+)
 
 SECRET_STRINGS = [
     "Zanzibar", "Secretwedding", "zanzibar-secretwedding", "Karamazov", "Hushhush", "hushhush",
@@ -472,30 +481,82 @@ UNREAD_HEADERS = {  # album -> an index.md whose private mark was once not read:
     "Kestreltomlbad": "+++\nprivate = true\ntitle = [\n+++\n",  # broken TOML
     "Kestrelprose": "A trip.\nprivate: true\n\nMore text.\n",  # no header at all, the mark in the text
     "Kestrellist": "---\n- private: true\n---\n",  # YAML, but a list of keys rather than a set of them
+    "Kestrelzwsp": "---\n\u200bprivate: true\n---\n",  # a zero-width space before the key (a copy from a web page)
+    "Kestrelzwspline": "Title: x\n\u00adPrivate: true\n",  # a soft hyphen before it
+    # decoded as Windows-1252 (the byte-order mark stuck to the first line) or read as one line
+    "Kestrelutf16le": "\ufeffprivate: true\r\n".encode("utf-16-le"),  # PowerShell 5.1's 'private: true' > index.md
+    "Kestrelutf16be": "\ufeffprivate: true\r\nTitle: Family\r\n".encode("utf-16-be"),
+    "Kestrelutf32": "\ufeffPrivate: yes\n".encode("utf-32-le"),
+    "Kestrelutf8bom": "\ufeffprivate: true\n".encode(),
+    "Kestrelutf8bombad": b"\xef\xbb\xbfprivate: true\nTitle: Caf\xe9\n",  # a BOM, then a byte that is not UTF-8
+    "Kestreljoined": "Title: Family\n\ufeffprivate: true\n".encode(),  # a BOM left inside by joining two files
+    "Kestrelmac": b"Title: Family\rprivate: true\r",  # old Mac line endings
+    "Kestrelmacyaml": b"---\rprivate: true\r---\r",
+    "Kestrelmixed": b"Title: Family\r\nAuthor: Us\rprivate: true\n",
+    "Kestrelu2028": "Title: Family\u2028private: true\n".encode(),  # LINE SEPARATOR, a line break to YAML
+    "Kestrelnel": "Title: Family\x85private: true\n".encode(),  # NEL, one too
+    "Kestrelnobom": "Title: Family\r\nprivate: false\r\n".encode("utf-16-le"),  # cannot be trusted: kept private
 }
 
 
-def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_path):
+def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_path, monkeypatch):
     """Each of these albums was published and listed, the private mark shown as text. Headers are
     read more tolerantly now, and a private mark in the first lines of a header that is not read
-    whole keeps the album private with a warning. After a header read whole, the body is prose."""
+    whole keeps the album private with a warning. After a header read whole, the body is prose.
+    Any Unicode encoding with a byte-order mark and any line break is read; an index.md that cannot
+    be read and trusted (no BOM but NUL bytes, a link leading out or broken, a folder) keeps its
+    album private with a warning, and one that `ignore` or .nomedia hide is read for its mark."""
     src = tmp_path / "p"
     for n, (album, text) in enumerate(UNREAD_HEADERS.items(), start=1):
         secret_photo(src / album / f"xq-secret-photo-{n % 9 + 1}.jpg", n % 9 + 1)
-        (src / album / "index.md").write_text(text)
+        if isinstance(text, bytes):
+            (src / album / "index.md").write_bytes(text)
+        else:
+            (src / album / "index.md").write_text(text)
+    passed_over = {  # album -> an index.md that was passed over, so the album was published
+        "Kestrellinkout": lambda d: (d / "index.md").symlink_to(tmp_path / "elsewhere.md"),  # leads out: not followed
+        "Kestreldangling": lambda d: (d / "index.md").symlink_to(d / "gone.md"),
+        "Kestrelloop": lambda d: (d / "index.md").symlink_to(d / "index.md"),
+        "Kestrelfolder": lambda d: (d / "index.md").mkdir(),
+        "Kestrellocked": lambda d: (d / "index.md").write_text("private: true\n"),  # unreadable: see below
+        "Kestrelignored": lambda d: (d / "index.md").write_text("private: true\n"),  # the config ignores it
+        "Kestrelnomedia": lambda d: [(d / ".nomedia").write_text("index.md\n"), (d / "index.md").write_text("private: true\n")],
+        "Kestrelnomediacaps": lambda d: [(d / ".nomedia").write_text("Index.md\n"), (d / "Index.md").write_text("Private: yes\n")],
+    }
+    (tmp_path / "elsewhere.md").write_text("Title: Kestrel\n")
+    for n, (album, make_index) in enumerate(passed_over.items(), start=1):
+        secret_photo(src / album / f"xq-secret-photo-{n}.jpg", n)
+        make_index(src / album)
     make_jpeg(src / "Openplain" / "ok.jpg")
     (src / "Openplain" / "index.md").write_text("---\ntitle: Openplain\n---\n\nOur house rule:\nprivate: true\n")
     (src / "Openplain" / "ok.jpg.md").write_text("private: true\n")
-    config = write_config(tmp_path, CONFIG.replace('private = ["Family Vault Ppp"]\n', ""))
+    config = write_config(tmp_path, CONFIG.replace('private = ["Family Vault Ppp"]\n', 'ignore = ["Kestrelignored/*.md"]\n'))
+    from albumen.scan import sidecar
+
+    refuse_reading(monkeypatch, sidecar, "Kestrellocked")
     site = tmp_path / "site"
     result = build_site(src, site, "-c", str(config))
     warnings = result.stderr
+    kept = "its album is kept private until it can be read"
+    assert f"Kestrellinkout/index.md: cannot read it (a symbolic link leading outside the photo folder, which is " \
+           f"not followed); {kept}" in warnings
+    assert f"Kestreldangling/index.md: cannot read it (a broken symbolic link: No such file or directory); {kept}" in warnings
+    assert f"Kestrelloop/index.md: cannot read it (a broken symbolic link: Too many levels of symbolic links); {kept}" in warnings
+    assert f"Kestrelfolder/index.md: cannot read it (not a regular file); {kept}" in warnings
+    assert f"Kestrellocked/index.md: cannot read it (Permission denied); {kept}" in warnings
     assert "Kestrelunclosed/index.md: line 2 ('private: true') is not read as a header line (the '---' that " \
            "opens the header is never closed by a '---' line); kept private to be safe. Fix the header" in warnings
     assert "Kestrelprose/index.md: line 2 ('private: true') is not read as a header line (no header is read)" in warnings
     assert "Kestreltomlbad/index.md: invalid TOML front matter ignored" in warnings
     assert "Kestreltomlbad/index.md: 'private: unreadable' is not true or false; the album is kept private" in warnings
-    for album in ("Kestrelblank", "Kestrelspace", "Kestrelcolon", "Kestrelindent", "Kestreltoml", "Openplain"):
+    assert "Kestrelnobom/index.md: cannot read it (NUL bytes in it: UTF-16 without a byte-order mark, or not " \
+           "text; save it as UTF-8); its album is kept private until it can be read" in warnings
+    assert "Kestrelutf8bombad/index.md: not valid UTF-8 text" in warnings
+    assert "Kestrelzwspline/index.md: line 2 ('\\xadPrivate: true') is not read as a header line" in warnings
+    for album in ("Kestrelblank", "Kestrelspace", "Kestrelcolon", "Kestrelindent", "Kestreltoml", "Openplain",
+                  "Kestrelzwsp", "Kestrelutf16le", "Kestrelutf16be", "Kestrelutf32", "Kestrelutf8bom", "Kestreljoined",
+                  "Kestrelmac", "Kestrelmacyaml", "Kestrelmixed", "Kestrelu2028", "Kestrelnel",
+                  "Kestrelignored", "Kestrelnomedia", "Kestrelnomediacaps"):
         assert f"{album}/index.md" not in warnings, warnings  # read as meant: nothing to warn about
     assert "Openplain/ok.jpg.md: 'private' in a photo's sidecar hides nothing: Openplain/ok.jpg is published" in warnings
 
@@ -504,7 +565,10 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
         if ": https://" in line:
             uri, _, url = line.partition(": ")
             links[uri] = url
-    assert set(links) == set(UNREAD_HEADERS)
+    assert set(links) == set(UNREAD_HEADERS) | set(passed_over)
+    for album in ("Kestrelutf16be", "Kestrelmac", "Kestrelmixed", "Kestrelu2028", "Kestrelnel", "Kestreljoined"):
+        page = site / links[album].removeprefix("https://photos.example.org/") / "index.html"
+        assert soup(page).h1.get_text() == "Family", album  # the title line alone, no \r and no BOM
     roots = private_roots(site)
     assert {link.rstrip("/").rsplit("/", 1)[1] for link in links.values()} == {p.name for p in roots}
     names = {str(p.relative_to(site)) for p in site.rglob("*")}
@@ -521,6 +585,41 @@ def test_private_marks_in_headers_once_not_read_keep_their_albums_private(tmp_pa
     assert "private: true" in (site / "openplain" / "index.html").read_text()  # prose after a header read whole
     for root in roots:
         assert (root / "index.html").is_file()
+
+
+def test_an_index_md_hidden_by_ignore_or_nomedia_is_read_for_its_private_mark_only(tmp_path):
+    """`ignore = ["*.md"]` (say, to use the photos' own titles rather than the sidecars') hid every
+    index.md, so their private marks were never read and the albums were published. A hidden
+    index.md is now read for its private mark alone: nothing else of it is used."""
+    src = tmp_path / "p"
+    secret_photo(src / "Fam" / "xq-secret-photo-1.jpg", 1)
+    (src / "Fam" / "index.md").write_text("Title: Kestrel\nprivate: true\n\nKestrel text.\n")
+    secret_photo(src / "Bad" / "xq-secret-photo-2.jpg", 2)
+    (src / "Bad" / "index.md").write_text("---\nprivate: true\n")  # never closed: kept private, with a warning
+    make_jpeg(src / "Pub" / "ok.jpg")
+    (src / "Pub" / "index.md").write_text("Title: Wrenheading\n\nWrentext.\n")
+    (src / "Pub" / "ok.md").write_text("Title: Wrenphoto\n")
+    make_jpeg(src / "Pub" / "Sub" / "ok2.jpg")
+    (src / "Pub" / "Sub" / ".nomedia").write_text("index.md\n")  # the folder stays: its index.md is hidden
+    (src / "Pub" / "Sub" / "index.md").write_text("Title: Wrensub\n")
+    config = write_config(tmp_path, 'url = "https://photos.example.org/"\nignore = ["*.md"]\n')
+    site = tmp_path / "site"
+    result = build_site(src, site, "-c", str(config))
+    assert "Bad/index.md: line 2 ('private: true') is not read as a header line" in result.stderr
+    assert "Fam/index.md" not in result.stderr and "Pub/" not in result.stderr
+    links = [line for line in run_cli("links", str(src), "-o", str(site), "-c", str(config)).stdout.splitlines()
+             if ": https://" in line]
+    assert sorted(line.partition(":")[0] for line in links) == ["Bad", "Fam"]
+    roots = private_roots(site)
+    assert len(roots) == 2
+    for path in site.rglob("*"):
+        if path.is_file() and not any(root in path.parents for root in roots):
+            data = path.read_bytes().lower()
+            assert b"kestrel" not in data and b"xq-secret" not in data and b"wren" not in data, path
+    assert soup(site / "pub" / "index.html").h1.get_text() == "Pub"  # not the hidden index.md's title
+    assert soup(site / "pub" / "sub" / "index.html").h1.get_text() == "Sub"
+    inside = b"".join(p.read_bytes() for root in roots for p in root.rglob("*.html"))
+    assert b"xq-secret-photo-1" in inside and b"Kestrel" not in inside  # the mark only, not the title or text
 
 
 def billion_laughs(extra: str = "") -> str:

@@ -124,6 +124,8 @@ def test_yaml_aliases_are_refused_and_header_values_are_cut_into_text_cheaply():
 
 
 def test_headers_read_tolerantly_and_private_marks_outside_a_whole_header_fail_closed():
+    from albumen.scan.sidecar import marks_private
+
     for text in ("\n \n---\nprivate: true\n---\n", "--- \nprivate: true\n...\t\n", "Title: x\nPrivate : true\n",
                  "   private: true\n", "+++\nprivate = true\n+++\n"):
         notes: list[str] = []
@@ -134,6 +136,9 @@ def test_headers_read_tolerantly_and_private_marks_outside_a_whole_header_fail_c
         notes = []
         assert parse_sidecar_text(text, "a.md", notes)[0]["private"] is True, text
         assert len(notes) == 1 and "kept private to be safe" in notes[0], text
+    for text in ("---\n\u200bprivate: true\n---\n", "---\n\u200bprivate: [true\n---\n", "\u2060private: true\n"):
+        assert marks_private(parse_sidecar_text(text, "a.md", [])[0]), text  # an invisible character before the key
+    assert parse_sidecar_text("---\ntitle: 👩\u200d👧\n---\n")[0] == {"title": "👩\u200d👧"}  # values keep theirs
     for text in ("Title: x\n\nprivate: true\n", "---\ntitle: x\n---\nprivate: true\n", "Title: x\nprose\nprivate: no\n"):
         notes = []
         meta, body = parse_sidecar_text(text, "a.md", notes)
@@ -224,6 +229,33 @@ def test_one_instant_in_two_time_zones_stays_two_local_times(tmp_path):
     assert a.embedded.date == b.embedded.date  # one instant
     assert (a.embedded.date.hour, b.embedded.date.hour) == (12, 10)
     assert a.embedded.camera is b.embedded.camera  # the camera is still shared
+
+
+def test_a_sidecar_reads_the_same_in_any_unicode_encoding_and_with_any_line_break(tmp_path):
+    """A photo's sidecar saved as UTF-16 by Windows tools was read as Windows-1252 (its title the
+    byte-order mark and NULs), and with an old Mac's \\r line endings, U+2028 or NEL its title ran on
+    over the following lines."""
+    from albumen.scan.sidecar import NotText, read_sidecar
+
+    text = "Title: Sunset\nTags: sea, sun\n\nA *warm* evening.\n"
+    crlf = text.replace("\n", "\r\n")
+    variants = {
+        "utf8bom": ("\ufeff" + text).encode(), "utf16le": ("\ufeff" + crlf).encode("utf-16-le"),
+        "utf16be": ("\ufeff" + text).encode("utf-16-be"), "utf32le": ("\ufeff" + text).encode("utf-32-le"),
+        "utf32be": ("\ufeff" + text).encode("utf-32-be"), "cr": text.replace("\n", "\r").encode(),
+        "crlf": crlf.encode(), "u2028": text.replace("\n", "\u2028").encode(), "nel": text.replace("\n", "\x85").encode(),
+        "mixed": "Title: Sunset\r\nTags: sea, sun\r\u2029A *warm* evening.\n".encode(),
+    }
+    for name, raw in variants.items():
+        path = tmp_path / f"{name}.md"
+        path.write_bytes(raw)
+        sidecar, notes = read_sidecar(str(path), "a.md")
+        assert sidecar.meta == {"title": "Sunset", "tags": "sea, sun"}, name
+        assert sidecar.body_html == "<p>A <em>warm</em> evening.</p>" and notes == [], name
+    path = tmp_path / "nobom.md"
+    path.write_bytes(text.encode("utf-16-le"))  # no byte-order mark: which encoding it is cannot be told
+    with pytest.raises(NotText):
+        read_sidecar(str(path), "a.md")
 
 
 def test_a_sidecar_cut_at_1_mib_inside_a_character_is_still_utf8(tmp_path):

@@ -204,7 +204,8 @@ class Config:
     )
     ignore: tuple[str, ...] = setting(
         [],
-        "Glob patterns of files and folders to leave out, matched against names and paths relative to the source.",
+        "Glob patterns of files and folders to leave out, matched against names and paths relative to the source. "
+        "An album's index.md they match is still read for its private mark (only).",
     )
     sort: SortConfig = field(default_factory=SortConfig, metadata={"doc": "How albums and media are ordered."})
     images: ImagesConfig = field(default_factory=ImagesConfig, metadata={"doc": "Resized images."})

@@ -320,14 +320,18 @@ def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
     sidecars = {entry.name: entry for entry in listing.files if entry.name.lower() == "index.md"}
     folder_name = listing.src_uri.rpartition("/")[2]
     album = Album(src_uri=listing.src_uri, name=folder_name, title=folder_name)
-    index_names = sorted(sidecars)
-    index = sidecars.pop(index_names[0]) if index_names else None
-    others = [sidecars.pop(n) for n in index_names[1:]]  # Index.md beside INDEX.md: one is read
-    if others:
+    indexes = [sidecars[n] for n in sorted(sidecars)]
+    shown = [e for e in indexes if not e.hidden]
+    index = shown[0] if shown else None
+    # read for their private mark only: Index.md beside INDEX.md (one is read), and one that .nomedia or
+    # `ignore` hide (fail closed: hiding the file does not make the album public)
+    marks_only = shown[1:] + [e for e in indexes if e.hidden]
+    if len(shown) > 1:
         gallery.warnings.append(
-            f"{prefix}{index_names[0]} is read, and {', '.join(prefix + e.name for e in others)} beside it is not"
+            f"{prefix}{shown[0].name} is read, and {', '.join(prefix + e.name for e in shown[1:])} beside it is not"
             " (one index.md per folder); an album that either marks private is kept private"
         )
+    private: bool | None = False
     if index is not None:
         album.sidecar = _load_sidecar(index, prefix + index.name, gallery, album=True)
         meta = album.sidecar.meta
@@ -341,14 +345,14 @@ def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
                 f"{album.sidecar.src_uri}: 'private: {meta.get('private')}' is not true or false; the album is kept private"
             )
             private = True
-        for other in others:  # fail closed: a private mark in the file not read still counts
-            if marks_private(_load_sidecar(other, prefix + other.name, gallery, album=True).meta):
-                private = True
-        album.marked_private = bool(private)
-        if private and not listing.src_uri:
-            gallery.warnings.append(
-                f"{album.sidecar.src_uri}: the home page cannot be private; mark the albums inside it instead"
-            )
+    for other in marks_only:
+        if marks_private(_load_sidecar(other, prefix + other.name, gallery, album=True).meta):
+            private = True
+    album.marked_private = bool(private)
+    if private and not listing.src_uri:
+        gallery.warnings.append(
+            f"{prefix}{(index or marks_only[0]).name}: the home page cannot be private; mark the albums inside it instead"
+        )
     return album
 
 
@@ -487,19 +491,21 @@ def _sidecar_for(name: str, sidecars: dict[str, FileEntry]) -> FileEntry | None:
 
 def _load_sidecar(entry: FileEntry, src_uri: str, gallery: Gallery, album: bool = False) -> Sidecar:
     """album: an album's index.md, which may mark it private: one that cannot be read keeps it private
-    (fail closed) until it can."""
-    try:
-        sidecar, notes = read_sidecar(entry.abs_path, src_uri)
-    except OSError as exc:
-        if album:
-            gallery.warnings.append(
-                f"{src_uri}: cannot read it ({exc.strerror}); its album is kept private until it can be read"
-            )
-            return Sidecar(src_uri=src_uri, meta={"private": True})
-        gallery.warnings.append(f"{src_uri}: cannot read sidecar ({exc.strerror}); ignored")
-        return Sidecar(src_uri=src_uri, meta={})
-    gallery.warnings.extend(notes)
-    return sidecar
+    (fail closed) until it can; so does one the walk refused to read (entry.refused says why)."""
+    why = entry.refused
+    if not why:
+        try:
+            sidecar, notes = read_sidecar(entry.abs_path, src_uri)
+        except OSError as exc:  # NotRegularFile and NotText too
+            why = exc.strerror or str(exc)
+        else:
+            gallery.warnings.extend(notes)
+            return sidecar
+    if album:
+        gallery.warnings.append(f"{src_uri}: cannot read it ({why}); its album is kept private until it can be read")
+        return Sidecar(src_uri=src_uri, meta={"private": True})
+    gallery.warnings.append(f"{src_uri}: cannot read sidecar ({why}); ignored")
+    return Sidecar(src_uri=src_uri, meta={})
 
 
 def text_to_html(text: str) -> str:

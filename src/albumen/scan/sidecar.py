@@ -11,7 +11,10 @@ inject markup or script into the pages.
 
 from __future__ import annotations
 
+import codecs
+import errno
 import re
+import unicodedata
 from functools import lru_cache
 
 from ..errors import first_line
@@ -47,26 +50,74 @@ def render_markdown(text: str) -> str:
 
 
 def read_sidecar(abs_path: str, src_uri: str) -> tuple[Sidecar, list[str]]:
-    """Parse one sidecar file. Returns the sidecar and any problems worth a warning."""
+    """Parse one sidecar file. Returns the sidecar and any problems worth a warning. Raises OSError
+    when it cannot be read, NotText included."""
     notes: list[str] = []
     with open_regular(abs_path) as f:  # a FIFO would make the build wait forever
         raw = f.read(_MAX_SIDECAR_BYTES + 1)
-    if len(raw) > _MAX_SIDECAR_BYTES:
+    cut = len(raw) > _MAX_SIDECAR_BYTES
+    if cut:
         notes.append(f"{src_uri}: sidecar larger than 1 MiB, only its first 1 MiB is read")
         raw = raw[:_MAX_SIDECAR_BYTES]
-    try:
-        decoded = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        decoded = None
-        if len(raw) == _MAX_SIDECAR_BYTES and exc.start >= len(raw) - 3:  # the cut split a character
-            decoded = raw[: exc.start].decode("utf-8", errors="replace")
-    if decoded is None:  # most likely saved by an older Windows editor: read as Windows-1252
-        decoded = raw.decode("cp1252", errors="replace")
-        notes.append(f"{src_uri}: not UTF-8 text; read as Windows-1252 (save it as UTF-8 to be sure)")
-    text = clean_text(decoded.lstrip("\ufeff").replace("\r\n", "\n"))
-    meta, body = parse_sidecar_text(text, src_uri, notes)
+    decoded, doubt = decode_text(raw, abs_path, cut)
+    if doubt:
+        notes.append(f"{src_uri}: {doubt}")
+    meta, body = parse_sidecar_text(clean_text(decoded), src_uri, notes)
     _check_date(meta, src_uri, notes)
     return Sidecar(src_uri=src_uri, meta=meta, body_html=render_markdown(body)), notes
+
+
+class NotText(OSError):
+    """A file read as text (a sidecar, a .nomedia) that has NUL bytes: UTF-16 or UTF-32 without a
+    byte-order mark, or not text at all. What it says cannot be known, so it is refused as an
+    unreadable file is (an album's index.md then keeps its album private)."""
+
+
+_BOMS = (  # UTF-32 LE's begins with UTF-16 LE's: looked for first
+    (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# every line break of Python's str.splitlines, which YAML (\r, NEL, U+2028, U+2029) and CommonMark (\r)
+# read as line breaks too: one kind, so that no reader of the text sees a line another does not
+_LINE_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def decode_text(raw: bytes, abs_path: str = "", cut: bool = False) -> tuple[str, str | None]:
+    r"""(the text of a sidecar or .nomedia file, a doubt about its encoding worth a warning, or None).
+
+    Decoded by its byte-order mark (UTF-8, UTF-16 or UTF-32, as Windows editors and PowerShell
+    write them) when it has one, else as UTF-8, else as Windows-1252; with '\n' for every kind of
+    line break (\r\n, an old Mac's lone \r, NEL, U+2028...) and without byte-order marks (one left in
+    the text by joined files hides the line it starts). cut: raw is the first part of a longer file
+    (a character cut at its end is dropped). Raises NotText when the text has NUL bytes."""
+    encoding = None
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            raw, encoding = raw[len(bom) :], name
+            break
+    doubt = None
+    try:
+        text = _decode(raw, encoding or "utf-8", cut)
+    except UnicodeDecodeError:
+        if encoding:
+            text = raw.decode(encoding, errors="replace")
+            doubt = f"not valid {encoding.upper()} text, although it starts with that byte-order mark; what is not is shown as \ufffd"
+        else:  # most likely saved by an older Windows editor
+            text = raw.decode("cp1252", errors="replace")
+            doubt = "not UTF-8 text; read as Windows-1252 (save it as UTF-8 to be sure)"
+    if "\x00" in text:
+        raise NotText(errno.EILSEQ, "NUL bytes in it: UTF-16 without a byte-order mark, or not text; save it as UTF-8",
+                      abs_path)
+    return _LINE_BREAKS.sub("\n", text).replace("\ufeff", ""), doubt
+
+
+def _decode(raw: bytes, encoding: str, cut: bool) -> str:
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        if cut and exc.start >= len(raw) - 3:  # the cut split a character
+            return raw[: exc.start].decode(encoding)
+        raise
 
 
 def _check_date(meta: dict, src_uri: str, notes: list[str]) -> None:
@@ -147,9 +198,9 @@ def _read_header(text: str, src_uri: str, notes: list[str]) -> tuple[dict, str, 
     if data is not None and not isinstance(data, dict):
         notes.append(f"{src_uri}: {language} front matter is not a set of keys; ignored")
         data = None
-    if data is None and _PRIVATE_MENTION.search(block):
+    if data is None and _PRIVATE_MENTION.search(_visible(block)):
         data = {"private": "unreadable"}  # fail closed: a broken header that mentions privacy hides
-    meta = {str(k).strip().lower(): v for k, v in (data or {}).items()}
+    meta = {_visible(str(k)).strip().lower(): v for k, v in (data or {}).items()}
     return meta, body.lstrip("\n"), None
 
 
@@ -157,10 +208,18 @@ def _private_mark(text: str) -> tuple[int, str] | None:
     """(line number, line) of the first of the first lines that reads like a private mark that is
     not false (`private: true`, `Private : yes`, `private = true`, `"private": 1`, `private: family`)."""
     for number, line in enumerate(text.split("\n", _SCANNED_LINES)[:_SCANNED_LINES], start=1):
-        m = _PRIVATE_LINE.match(line)
+        m = _PRIVATE_LINE.match(_visible(line))
         if m and meta_bool({"private": m.group(1)}, "private") is not False:
             return number, line
     return None
+
+
+def _visible(text: str) -> str:
+    r"""text without invisible format characters (zero-width spaces and joiners, soft hyphens,
+    direction marks: what a copy from a web page or a chat leaves in): '\u200bprivate: true' is a
+    private mark to a reader, and to the private checks. For keys and those checks only: a value
+    keeps them (a joiner is part of an emoji)."""
+    return "".join(c for c in text if c.isascii() or unicodedata.category(c) != "Cf")
 
 
 @lru_cache(maxsize=1)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..fsutil import NotRegularFile, open_regular
+from .sidecar import decode_text
 
 
 @dataclass(slots=True)
@@ -25,6 +26,10 @@ class FileEntry:
     abs_path: str
     size: int
     mtime_ns: int
+    # index.md only (see _index_entry): hidden by .nomedia or `ignore`, so read for its private mark only;
+    # why it must not be read at all (a link leading out of the photo folder, a broken one)
+    hidden: bool = False
+    refused: str = ""
 
 
 @dataclass(slots=True)
@@ -59,23 +64,33 @@ def is_ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(rel, p) for p in patterns)
 
 
+_MAX_NOMEDIA_BYTES = 1 << 20
+
+
 def _read_nomedia(abs_dir: str, src_uri: str, report: WalkReport) -> set[str] | None:
     """None when there is no .nomedia; an empty set means 'ignore the whole folder'. One that cannot
-    be read hides the folder (fail closed); one that is not a regular file (a FIFO would make the
-    build wait forever) is not opened and hides the folder, with a warning."""
+    be read whole hides the folder (fail closed: the names it lists could be anything), with a
+    warning: one that is not a regular file (a FIFO would make the build wait forever, so it is not
+    opened), a broken link, an unreadable one, one too large, one that is not text."""
     path = os.path.join(abs_dir, ".nomedia")
     try:
         with open_regular(path) as f:
-            text = f.read(1 << 16).decode("utf-8", errors="replace")
+            raw = f.read(_MAX_NOMEDIA_BYTES + 1)
+        if len(raw) > _MAX_NOMEDIA_BYTES:
+            why = "larger than 1 MiB"
+        else:
+            return {line.strip() for line in decode_text(raw, path)[0].split("\n") if line.strip()}
     except FileNotFoundError:
-        return None
+        if not os.path.islink(path):
+            return None
+        why = "a broken symbolic link"
     except NotRegularFile:
-        shown = f"{src_uri}/.nomedia" if src_uri else ".nomedia"
-        report.warnings.append(f"{shown}: not a regular file (a FIFO or a device?); not read, the folder is hidden")
-        return set()
-    except OSError:
-        return set()
-    return {line.strip() for line in text.splitlines() if line.strip()}
+        why = "not a regular file (a FIFO or a device?)"
+    except OSError as exc:  # NotText too
+        why = f"cannot read it ({exc.strerror})"
+    shown = f"{src_uri}/.nomedia" if src_uri else ".nomedia"
+    report.warnings.append(f"{shown}: {why}; not read, the folder is hidden")
+    return set()
 
 
 def _inside(real: str, real_root: str) -> bool:
@@ -132,9 +147,16 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
         subdirs: list[tuple[str, str, str, LinkEntry | None]] = []
         for entry in entries:
             name = entry.name
+            rel = f"{src_uri}/{name}" if src_uri else name
+            if name.lower() == "index.md":  # it may mark its album private: never passed over
+                hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
+                index, link = _index_entry(entry, rel, real_root, hidden)
+                listing.files.append(index)
+                if link is not None:  # an index.md linked to a private album's keeps its album private (scan.links)
+                    report.links.append(link)
+                continue
             if name.startswith(".") or (nomedia and name in nomedia):
                 continue
-            rel = f"{src_uri}/{name}" if src_uri else name
             try:
                 name.encode("utf-8")
             except UnicodeEncodeError:  # bytes that are not UTF-8 (an old zip file): no URL can carry them
@@ -163,9 +185,7 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 else:
                     report.links.append(link)
                     pending.append((rel, entry.path, link.real_uri, link))
-            elif stat_mod.S_ISREG(target.st_mode) or name.lower() == "index.md":
-                # an index.md that is not a file (a FIFO, a device) is listed all the same: reading it is
-                # refused, and its album kept private (it may say so), not published as if it had none
+            elif stat_mod.S_ISREG(target.st_mode):
                 listing.files.append(FileEntry(name, entry.path, target.st_size, target.st_mtime_ns))
                 if link is not None:
                     report.links.append(link)
@@ -193,3 +213,29 @@ def _list_marks_above_links(report: WalkReport, listed: set[str], real_root: str
                     found = None  # cannot tell: the scan takes the folder as private
                 report.marks[folder] = found
             folder = folder.rpartition("/")[0]
+
+
+def _index_entry(entry: os.DirEntry, rel: str, real_root: str, hidden: bool) -> tuple[FileEntry, LinkEntry | None]:
+    """An album's index.md (any capitals), whatever it is: it may say 'private: true', so one that
+    cannot be read is listed all the same (the scan then keeps its album private, with a warning
+    saying why), and so is one that .nomedia or `ignore` hide (the scan reads it for its private mark
+    only). Not readable: a link leading out of the photo folder (not followed), a broken one or a
+    loop; a FIFO, a device or a folder (refused when opened: see fsutil.open_regular)."""
+    refused = ""
+    try:
+        st = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        return FileEntry(entry.name, entry.path, 0, 0, hidden, exc.strerror or "cannot be read"), None
+    link = None
+    if stat_mod.S_ISLNK(st.st_mode):
+        real = os.path.realpath(entry.path)
+        if not _inside(real, real_root):
+            refused = "a symbolic link leading outside the photo folder, which is not followed"
+        else:
+            try:
+                st = os.stat(entry.path)
+            except OSError as exc:
+                refused = f"a broken symbolic link: {exc.strerror}"
+            else:
+                link = LinkEntry(rel, _relative(real, real_root), stat_mod.S_ISDIR(st.st_mode))
+    return FileEntry(entry.name, entry.path, st.st_size, st.st_mtime_ns, hidden, refused), link
