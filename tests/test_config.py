@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+
 import pytest
 
 from albumen.config import load_config, validate_config
@@ -126,3 +128,16 @@ def test_the_folders_and_programs_a_config_names_are_checked_together(tmp_path):
     assert "is inside the photo folder or the output" in result.stderr
     assert "videos.ffmpeg: /nonexistent/ffmpeg is not an executable file" in result.stderr
     assert not out.exists() and sorted(p.name for p in src.iterdir()) == ["a.jpg"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_a_config_saved_with_a_byte_order_mark_is_read(tmp_path, encoding):
+    """Notepad saves UTF-8 with a byte-order mark, PowerShell's '>' writes UTF-16 with one: the file
+    was refused as 'invalid TOML' (or 'not UTF-8')."""
+    text = 'title = "Été"\nprivate = ["Family"]\n'
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":
+        data = codecs.BOM_UTF16_BE + data
+    (tmp_path / "albumen.toml").write_bytes(data)
+    loaded = load_config(cwd=tmp_path)
+    assert loaded.config.title == "Été" and loaded.config.private == ("Family",)

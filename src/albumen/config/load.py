@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import re
 import tomllib
@@ -60,9 +61,9 @@ def load_config(explicit: str | Path | None = None, cwd: Path | None = None, ove
         except OSError as exc:
             raise ConfigError([f"cannot read config file: {exc.strerror}"], path=str(path)) from None
         try:
-            data = tomllib.loads(raw.decode("utf-8"))
+            data = tomllib.loads(_decode(raw))
         except UnicodeDecodeError:
-            raise ConfigError(["the file is not UTF-8 text"], path=str(path)) from None
+            raise ConfigError(["the file is not UTF-8 text (save it as UTF-8)"], path=str(path)) from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError([f"invalid TOML: {exc}"], path=str(path)) from None
     for dotted, value in (overrides or {}).items():
@@ -71,6 +72,21 @@ def load_config(explicit: str | Path | None = None, cwd: Path | None = None, ove
         target[key] = value
     config = validate_config(data, path=str(path) if path else None)
     return LoadedConfig(config=config, path=path.resolve() if path else None)
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def _decode(raw: bytes) -> str:
+    """TOML is UTF-8; a byte-order mark (Notepad's UTF-8 one, or PowerShell's UTF-16 for
+    `... > albumen.toml`) says how the file was saved, and is not part of the text."""
+    for bom, encoding in _BOMS:  # UTF-32 LE first: its mark starts with UTF-16 LE's
+        if raw.startswith(bom):
+            return raw[len(bom):].decode(encoding)
+    return raw.decode("utf-8")
 
 
 def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
