@@ -29,6 +29,7 @@ from .cache import BuildCache, default_cache_dir
 from .config import LoadedConfig, album_path
 from .errors import AlbumenError, BuildError, SourceError, UsageError
 from .fsutil import TMP_PREFIX, OutsideRoot, check_inside, forget_resolved, remove_temp_files
+from .locks import hold_output
 from .model import Gallery, Skipped
 from .pool import WorkerPool
 from .process.executor import run_jobs
@@ -52,6 +53,7 @@ class BuildOptions:
     strict: bool = False
     force: bool = False
     force_albums: tuple[str, ...] = ()  # glob patterns of album paths to redo
+    wait: bool = False  # another process building into the output: wait for it instead of refusing
 
 
 @dataclass
@@ -169,19 +171,42 @@ def build(
             f"{len(problems)} problems:" + "".join(f"\n  - {p.message}" + (f" ({p.hint})" if p.hint else "") for p in problems),
             hint="fix these and run again; nothing was built",
         )
-    report = BuildReport(source=source, output=output, cache=cache_dir, output_was_ours=_albumen_was_here(output))
-    cache = BuildCache(cache_dir)
-    report.warnings.extend(cache.warnings)
+    created = _make_folders(output)  # the lock is taken on the output folder itself
     try:
-        if pool is not None:
-            _run(loaded, options, reporter, cache, pool, report, theme, ffmpeg)
-        else:
-            with WorkerPool(options.jobs) as own:
-                _run(loaded, options, reporter, cache, own, report, theme, ffmpeg)
-    finally:
-        cache.close()
+        # one build at a time per output and per cache, from before either is read to the end (see locks)
+        with hold_output(output, cache_dir, options.wait, reporter.waiting) as unlocked:
+            report = BuildReport(source=source, output=output, cache=cache_dir, output_was_ours=_albumen_was_here(output))
+            report.warnings.extend(unlocked)
+            cache = BuildCache(cache_dir)
+            report.warnings.extend(cache.warnings)
+            try:
+                if pool is not None:
+                    _run(loaded, options, reporter, cache, pool, report, theme, ffmpeg)
+                else:
+                    with WorkerPool(options.jobs) as own:
+                        _run(loaded, options, reporter, cache, own, report, theme, ffmpeg)
+            finally:
+                cache.close()
+    except BaseException:
+        for folder in reversed(created):  # a build that stopped before writing anything leaves no folder
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make a folder and those missing above it; returns those made, outermost first."""
+    missing = []
+    while not folder.is_dir() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir(exist_ok=True)
+    return missing[::-1]
 
 
 def _run(
@@ -194,7 +219,6 @@ def _run(
     listings = list(walk_source(str(source), config.ignore, walk_report))
     config_path = str(loaded.path) if loaded.path else None
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
-    output.mkdir(parents=True, exist_ok=True)
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     fingerprint = _fingerprint(listings, loaded, theme, source, output)
     if (

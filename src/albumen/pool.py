@@ -82,6 +82,9 @@ def _worker_start() -> None:
     gc.freeze()
     _keep_freed_memory()
     _die_with_parent()
+    from .locks import forget_inherited
+
+    forget_inherited()  # a worker forked from a build holding its output's lock: that lock is the build's
     # A library's warning would be printed raw, over the progress display: the scan reports what the
     # decoders warn about for each file (see scan.metadata.read_image), once, as a warning of the build.
     warnings.simplefilter("ignore")
