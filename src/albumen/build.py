@@ -140,7 +140,8 @@ def build(
     """Build the whole site. Raises AlbumenError subclasses for usage, config and build failures.
 
     pool: workers already started by the caller (who closes them); by default the build starts
-    its own when it has work for them.
+    its own when it has work for them. A build that fails or is interrupted stops them, then removes
+    the temporary files they and it were writing.
     """
     reporter = reporter or QuietReporter()
     started = time.perf_counter()
@@ -179,13 +180,19 @@ def build(
             report.warnings.extend(unlocked)
             cache = BuildCache(cache_dir)
             report.warnings.extend(cache.warnings)
+            workers = pool if pool is not None else WorkerPool(options.jobs)
             try:
-                if pool is not None:
-                    _run(loaded, options, reporter, cache, pool, report, theme, ffmpeg)
-                else:
-                    with WorkerPool(options.jobs) as own:
-                        _run(loaded, options, reporter, cache, own, report, theme, ffmpeg)
+                _run(loaded, options, reporter, cache, workers, report, theme, ffmpeg)
+            except BaseException:
+                # interrupted (Ctrl-C, SIGTERM) or failed: the workers are stopped, and the ffmpeg each
+                # ran with them, before the temporary files they were writing are removed (none is
+                # another build's: this one holds the output)
+                workers.stop()
+                _remove_temp_files(output)
+                raise
             finally:
+                if pool is None:
+                    workers.close()
                 cache.close()
     except BaseException:
         for folder in reversed(created):  # a build that stopped before writing anything leaves no folder
