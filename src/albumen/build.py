@@ -40,7 +40,7 @@ from .report import QuietReporter, Reporter, plural, some
 from .scan import WalkReport, arrange_gallery, check_private, scan_source, walk_source
 from .scan.arrange import covers_shown, is_published, published_albums
 from .tokens import albumen_home, current_rotations, load_secret, private_dirs
-from .write import DiskSink
+from .write import DiskSink, outputs_not_as_written
 
 __all__ = ["BuildOptions", "BuildReport", "Reporter", "build", "check_paths"]
 
@@ -228,17 +228,20 @@ def _run(
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     fingerprint = _fingerprint(listings, loaded, theme, source, output)
+    damaged: dict[str, int | None] = {}  # the last build's files missing or changed since -> the size written
     if (
         not options.force
         and not options.force_albums
         and cache.get_meta("building") != "1"
         and cache.get_meta("fingerprint") == fingerprint
-        and (output / "index.html").is_file()
-        and _restore_summary(cache.get_meta("summary"), report)
     ):
-        report.unchanged = True  # nothing in the photo folder, the config or the theme changed
-        _warn_unlisted_pages(output, cache, report, walk=False, current=lambda uri: False)  # as the last build found
-        return
+        # nothing in the photo folder, the config or the theme changed: the site is as the last build
+        # left it when every file it wrote is there as it wrote it (one stat each, nothing read)
+        damaged = outputs_not_as_written(str(output), cache.output_stamps())
+        if not damaged and (output / "index.html").is_file() and _restore_summary(cache.get_meta("summary"), report):
+            report.unchanged = True
+            _warn_unlisted_pages(output, cache, report, walk=False, current=lambda uri: False)  # as the last build found
+            return
     if cache.get_meta("building") == "1":
         _remove_temp_files(output)  # the last build was interrupted
     cache.set_meta("building", "1")
@@ -264,10 +267,15 @@ def _run(
     reuse = _Relocator(cache, output)
     jobs = plan_jobs(gallery, plan, config, str(output), str(source), ffmpeg)  # made one at a time, as asked for
     leads_out = _LinksOut(output)
-    todo = [job for job in (_remaining(job, plan, known, output, forced(job.job_id), reuse, leads_out) for job in jobs) if job]
+    touched: list[tuple[str, int, int]] = []
+    todo = [
+        job for job in (
+            _remaining(job, plan, known, output, forced(job.job_id), reuse, leads_out, damaged, touched) for job in jobs
+        ) if job
+    ]
     del known, leads_out
     report.derivatives_moved = len(reuse.moved)
-    cache.stamp_outputs(reuse.moved)
+    cache.stamp_outputs(reuse.moved + touched)
     del reuse
     cache.reserve_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     reporter.phase("Processing images", total=len(todo))
@@ -282,7 +290,7 @@ def _run(
     for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
             writer = early.writer = _PageWriter(
-                _renderer(gallery, plan, cache, config, theme), sink, cache, options, report
+                _renderer(gallery, plan, cache, config, theme), sink, cache, options, report, damaged
             )
         reporter.advance(result.job_id)
         if not result.ok:
@@ -314,7 +322,7 @@ def _run(
 
     # -- pages ------------------------------------------------------------------
     # views read the gallery as it is now
-    writer = writer or _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report)
+    writer = writer or _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report, damaged)
     renderer = writer.renderer
     statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
@@ -367,6 +375,12 @@ def _run(
     # files by the manifest, so they are named (never removed), and named again while they stay
     _warn_unlisted_pages(output, cache, report, walk=report.output_was_ours and cache.started_empty,
                          current=cache.is_current, skip=reported)
+    if damaged:  # said once too
+        n = len(damaged)
+        report.notes.append(
+            f"{plural(n, 'file')} of the last build {'was' if n == 1 else 'were'} missing or changed in {output} "
+            f"({some(sorted(damaged))}): written again where {'it' if n == 1 else 'they'} differed"
+        )
     if kept:  # said once, not with the summary a build with nothing to do repeats
         report.notes.append(
             f"kept {plural(len(kept), 'file')} no longer part of the site, changed since"
@@ -388,8 +402,10 @@ class _PageWriter:
     Pages are checked a batch at a time against the keys they were last written with (one query per
     batch, never a map of every page's key: 100,000 photos would keep ~20 MB of them)."""
 
-    def __init__(self, renderer, sink: DiskSink, cache: BuildCache, options: BuildOptions, report: BuildReport):
+    def __init__(self, renderer, sink: DiskSink, cache: BuildCache, options: BuildOptions, report: BuildReport,
+                 damaged: dict[str, int | None]):
         self.renderer = renderer
+        self.damaged = damaged  # pages of the last build missing or changed since: written again if they differ
         self.sink = sink
         self.cache = cache
         self.options = options
@@ -427,6 +443,7 @@ class _PageWriter:
             options.force
             or recorded != task.key
             or (task.album_uri is not None and _album_forced(task.album_uri, options))
+            or task.dest_uri in self.damaged
             or not os.path.exists(path)
             or self.leads_out(os.path.dirname(path))
         )
@@ -859,14 +876,29 @@ class _LinksOut:
 
 def _remaining(
     job: ImageJob | VideoJob, plan: SitePlan, known: set[str], output: Path, forced: bool, relocate: _Relocator,
-    leads_out: _LinksOut,
+    leads_out: _LinksOut, damaged: dict[str, int | None], touched: list[tuple[str, int, int]],
 ) -> ImageJob | VideoJob | None:
-    """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it."""
+    """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it.
+
+    damaged: outputs the last build wrote that were missing or changed at the start of this one,
+    with the size written: one there with another size is made again; one that kept its size (a
+    copy or a touch changed its time) is still the file made, and is added to `touched` (stamps)."""
     if forced:
         return job
 
     def absent(dest_uri: str) -> bool:
-        return not os.path.exists(os.path.join(output, *dest_uri.split("/"))) and not relocate(dest_uri)
+        path = os.path.join(output, *dest_uri.split("/"))
+        if dest_uri in damaged:
+            try:
+                st = os.stat(path, follow_symlinks=False)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == damaged[dest_uri]:
+                touched.append((dest_uri, st.st_size, st.st_mtime_ns))
+                return False
+            if st is not None:
+                return True
+        return not os.path.exists(path) and not relocate(dest_uri)
 
     if leads_out(os.path.join(output, *plan.media[job.job_id].dest_dir.split("/"))):
         return job  # outputs behind a link leading out are not this site's: the job (which refuses

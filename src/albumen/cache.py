@@ -276,6 +276,11 @@ class BuildCache(ScanCache):
             (name, other_than),
         ).fetchone()
 
+    def output_stamps(self) -> Iterator[tuple[str, int | None, int | None]]:
+        """Every recorded output with the size and modification time it was written with (None: not
+        known), read as it is iterated."""
+        return iter(self.db.execute("SELECT dest_uri, size, mtime_ns FROM outputs"))
+
     def add_outputs(self, dest_uris: Iterable[str]) -> None:
         """Record paths this tool wrote (a recorded path keeps its stamp) and count them among this
         build's outputs (see stale_outputs)."""
