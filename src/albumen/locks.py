@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
+from .fsutil import make_private_dirs
 
 try:
     import fcntl
@@ -235,7 +236,7 @@ def hold_output(
         if cache_dir is None:
             yield warnings
             return
-        cache_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(cache_dir)
         release_cache = _acquire(lambda: _open_lock_file(cache_dir / CACHE_LOCK), _Request(
             "build cache", cache_dir, cache_dir, wait, waiting, can_wait, warnings), note=True)
         try:
