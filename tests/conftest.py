@@ -165,6 +165,45 @@ def build_site(src: Path, out: Path, *extra: str, cwd: Path | None = None, expec
     return result
 
 
+def video_gallery(tmp_path: Path) -> tuple[Path, Path]:
+    """Photos and three videos that take a build a few seconds to encode (re-encoded with x264's
+    'slower' preset, not copied), so that a test can act while the build is making them, and whose
+    outputs are the same bytes in every build. Returns the photo folder and the config."""
+    src = tmp_path / "photos"
+    for i in range(3):
+        make_video(src / "Clips" / f"clip{i}.mp4", seconds=4, size=(640, 360))
+    for i in range(6):
+        make_jpeg(src / "Photos" / f"p{i}.jpg", size=(1200, 800), color=(i * 40, 100, 50))
+    return src, write_config(tmp_path, '[videos]\nremux = false\npreset = "slower"\n')
+
+
+def start_build(src: Path, site: Path, *extra: str, jobs: int = 2):
+    """`albumen build` in a process (and process group) of its own, its output captured."""
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "albumen", "build", str(src), "-o", str(site), "-j", str(jobs), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+
+
+def making_videos(site: Path, proc, timeout: float = 120) -> Path:
+    """Wait until the build writes a video (a temporary .mp4 with something in it); returns that file."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        for tmp in site.rglob(".albumen-tmp-*.mp4"):
+            try:
+                if tmp.stat().st_size:
+                    return tmp
+            except OSError:
+                pass
+        time.sleep(0.02)
+    raise AssertionError(f"the build never got to its videos (exit status {proc.poll()})")
+
+
 def write_config(tmp_path: Path, text: str) -> Path:
     """An albumen.toml in a folder of its own (so relative paths in it resolve there)."""
     path = tmp_path / "cfg" / "albumen.toml"

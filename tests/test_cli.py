@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 
 from albumen import __version__
-from conftest import make_jpeg, run_cli
+from conftest import build_site, make_jpeg, making_videos, run_cli, start_build, tree_digest, video_gallery
 
 
 def albumen(*args: str, cwd=None) -> subprocess.CompletedProcess:
@@ -200,3 +202,42 @@ def test_file_names_cannot_send_control_sequences_to_the_terminal(tmp_path):
     assert result.exit_code == 0
     assert "\x1b" not in result.output and "\x07" not in result.output and "\r" not in result.output
     assert "skipped: A/x\\x1b]52;c;cHduZWQ=\\x07\\x1b[2J\\x0dbad.jpg" in result.output
+
+
+def test_two_builds_into_one_output_never_mix(tmp_path):
+    """A second build into an output that a build is writing refuses (status 2), naming that build,
+    and one with --wait starts once it is done. Without a lock, the second took the first's
+    temporary files for leftovers of an interrupted build and removed them (its videos failed with
+    'No such file or directory'), and the next build said 'nothing changed' and kept the damage."""
+    src, conf = video_gallery(tmp_path)
+    site = tmp_path / "site"
+    first = start_build(src, site, "-c", str(conf))
+    making_videos(site, first)
+    os.killpg(first.pid, signal.SIGSTOP)  # held there, however slow the machine, while the others start
+    try:
+        second = start_build(src, site, "-c", str(conf))
+        _, err = second.communicate(timeout=120)
+        assert second.returncode == 2, err
+        assert f"{site} is in use by albumen build (pid {first.pid})" in err and "--wait" in err, err
+        waiting = start_build(src, site, "-c", str(conf), "--wait")
+        said = waiting.stderr.readline()  # (the line is written before it waits)
+        assert f"waiting for albumen build (pid {first.pid}), which is writing {site}" in said, said
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0 and "3 videos, 0 skipped" in out, out + err
+    out, err = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0 and "3 videos, 0 skipped" in out, out + err
+    build_site(src, site, "-c", str(conf))
+    clean = tmp_path / "clean"
+    build_site(src, clean, "-c", str(conf))
+    assert tree_digest(site) == tree_digest(clean)
+
+
+def test_a_process_holding_an_output_is_named_by_its_albumen_command():
+    from albumen.locks import command_of
+
+    assert command_of(["/v/bin/python3", "/v/bin/albumen", "serve", "photos"]) == "albumen serve"
+    assert command_of(["/v/bin/python", "-m", "albumen", "build", "-o", "site"]) == "albumen build"
+    assert command_of(["/src/albumen/__main__.py", "build", "photos"]) == "albumen build"  # its own sys.argv
+    assert command_of(["/v/pytest/__main__.py", "-n", "2", "tests"]) == "/v/pytest/__main__.py -n 2 tests"

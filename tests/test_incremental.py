@@ -55,6 +55,34 @@ def test_nothing_changed_means_nothing_redone(gallery, tmp_path):
     assert "nothing changed" not in build_site(gallery, site, "-v").stdout
 
 
+def test_files_deleted_or_changed_in_the_output_are_put_back(gallery, tmp_path):
+    """With nothing changed in the photos, a rebuild checked only that index.html was there: an image
+    deleted by hand from the output stayed missing (a broken image on its pages) and every later
+    build said 'nothing changed'. Each file the last build wrote is now checked by its size and
+    modification time (one stat each): one missing or cut short is made again, a page edited in
+    place is written again, and one that only got a new time (a copy, a touch) is kept as it is."""
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    clean = tree_digest(site)
+    for album in ("a", "b"):  # (B/p1 is A/p1's twin: either would be linked from the other)
+        next(site.glob(f"{album}/p1/p1.thumb.*.jpg")).unlink()
+    cut = next(site.glob("a/p2/p2.900w.*.jpg"))
+    cut.write_bytes(cut.read_bytes()[:200])
+    page = site / "b" / "p3" / "index.html"
+    page.write_bytes(page.read_bytes().replace(b"<title>", b"<TITLE>", 1))  # same size, other bytes
+    touched = next(site.glob("b/p4/p4.640w.*.jpg"))
+    inode, mtime = touched.stat().st_ino, touched.stat().st_mtime_ns
+    os.utime(touched, ns=(mtime + 10**10, mtime + 10**10))
+    result = build_site(gallery, site, "-v")
+    assert "nothing changed" not in result.stdout
+    assert "5 files of the last build were missing or changed" in result.stdout, result.stdout
+    assert "made 3 derivatives of 3 images" in result.stdout  # those deleted and the one cut short
+    assert tree_digest(site) == clean
+    assert touched.stat().st_ino == inode  # kept: only its time had changed
+    again = build_site(gallery, site, "-v")  # (its new time is the one recorded now)
+    assert "nothing changed" in again.stdout and "missing or changed" not in again.stdout
+
+
 def test_touch_alone_remakes_nothing(gallery, tmp_path):
     site = tmp_path / "site"
     build_site(gallery, site)

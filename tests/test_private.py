@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -791,3 +792,33 @@ def test_the_rotation_line_is_valid_toml_for_any_album_name_and_unknown_entries_
     assert "private_rotations: 'Nowhere' is not a private album" in result.output
     result = run_cli("links", str(src), "-o", str(tmp_path / "site"), "-c", str(conf))
     assert "private_rotations: 'Nowhere' is not a private album" in result.stderr
+
+
+def test_albumen_own_files_are_this_user_only(tree, tmp_path, monkeypatch):
+    """The build cache lists every p/<token>/ path and rotations.json names the private albums: both
+    were made readable by everyone (0644 in 0755 folders) while the secret was 0600. Albumen's own
+    folders are now made 0700 and its files 0600, whatever the umask, and those an older version
+    made readable to others are closed when the cache is opened again."""
+    home, caches = tmp_path / "own" / "home", tmp_path / "own" / "caches"  # made by Albumen
+    monkeypatch.setenv("ALBUMEN_HOME", str(home))
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(caches))
+    site = tmp_path / "site"
+    previous = os.umask(0o022)
+    try:
+        build_site(tree, site)
+        assert run_cli("links", str(tree), "-o", str(site), "--rotate", "Trips/Zanzibar Secretwedding").exit_code == 0
+        build_site(tree, site)
+
+        def opened_to_others() -> list[str]:
+            every = (home, caches, *home.rglob("*"), *caches.rglob("*"))
+            return [f"{p} {oct(p.stat().st_mode & 0o777)}" for p in every if p.stat().st_mode & 0o077]
+
+        assert (home / "rotations.json").is_file() and list(caches.rglob("cache.sqlite"))
+        assert opened_to_others() == []
+        cache = next(caches.rglob("cache.sqlite"))
+        cache.chmod(0o644)  # as an older Albumen left them
+        cache.parent.chmod(0o755)
+        build_site(tree, site)
+        assert opened_to_others() == []
+    finally:
+        os.umask(previous)

@@ -407,3 +407,28 @@ def test_a_bracketed_ipv6_host_without_a_port_is_accepted_on_loopback(static_ser
         assert raw_get(port, "/", {"Host": host})[0] == 200, host
     for host in ("[::2]", "[evil.example]:80", "evil.example", "[::1"):
         assert raw_get(port, "/", {"Host": host})[0] == 421, host
+
+
+def test_a_build_into_a_served_folder_refuses_naming_the_server(tmp_path):
+    """albumen serve rebuilds into its output as the photos change: a build into that folder meanwhile
+    would undo its work (and it would undo the build's), so the folder is the server's while it runs."""
+    import signal
+    import subprocess
+    import sys
+
+    src, site = tmp_path / "photos", tmp_path / "site"
+    make_jpeg(src / "Trip" / "a.jpg")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "albumen", "serve", str(src), "-o", str(site), "--port", "0", "--no-watch"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert any(line.startswith("serving") for line in iter(server.stdout.readline, ""))  # built, listening
+        result = run_cli("build", str(src), "-o", str(site))
+        assert result.exit_code == 2
+        assert f"{site} is in use by albumen serve (pid {server.pid})" in result.stderr
+        assert "Ctrl-C" in result.stderr and "--wait" not in result.stderr  # it would wait for ever
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=30)
+    assert run_cli("build", str(src), "-o", str(site)).exit_code == 0  # its lock went with it

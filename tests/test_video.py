@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
 from pathlib import Path
 
 import av
 import pytest
 from PIL import Image, ImageStat
 
-from conftest import CORPUS, build_site, crawl, make_jpeg, make_video, needs_corpus, run_cli, soup
+from conftest import (
+    CORPUS,
+    build_site,
+    crawl,
+    make_jpeg,
+    make_video,
+    making_videos,
+    needs_corpus,
+    run_cli,
+    soup,
+    start_build,
+    video_gallery,
+)
 
 
 def probe(path: Path) -> dict:
@@ -314,3 +329,26 @@ def test_a_failing_system_ffmpeg_skips_only_its_video(tmp_path):
     assert crawl(site).broken == []
     strict = run_cli("build", str(src), "-o", str(tmp_path / "strict"), "-c", str(cfg / "albumen.toml"), "--strict")
     assert strict.exit_code != 0 and "clip.mp4" in strict.output
+
+
+@pytest.mark.parametrize("encoder", ["pyav", pytest.param("system ffmpeg", marks=needs_ffmpeg)])
+def test_an_interrupted_build_leaves_no_temporary_file(tmp_path, encoder):
+    """Ctrl-C (SIGINT to the build's whole process group, as a terminal sends it) or SIGTERM (to the
+    build alone, as `timeout` or a service manager sends it) while videos are being made, again and
+    again: each time the build exits 130 with nothing temporary left in the output and no ffmpeg
+    running. The pool stopped its workers mid-write and their .albumen-tmp-*.mp4 stayed (4 runs in
+    8) until the next build; a system ffmpeg went on encoding, orphaned, after the build had exited."""
+    src, conf = video_gallery(tmp_path)
+    if encoder == "system ffmpeg":
+        with conf.open("a", encoding="utf-8") as f:
+            f.write(f'ffmpeg = "{SYSTEM_FFMPEG}"\n')
+    site = tmp_path / "site"
+    for signum, group in [(signal.SIGINT, True), (signal.SIGTERM, False)] * 3:
+        build = start_build(src, site, "-c", str(conf), "--force")
+        making_videos(site, build)
+        (os.killpg if group else os.kill)(build.pid, signum)
+        _, err = build.communicate(timeout=60)
+        assert build.returncode == 130 and "interrupted" in err, err
+        assert not [p.relative_to(site) for p in site.rglob(".albumen-tmp-*")], signum
+        still = subprocess.run(["pgrep", "-f", str(site)], capture_output=True, text=True).stdout.split()
+        assert not still, f"{still} still writing into the output after the build exited"

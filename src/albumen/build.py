@@ -29,6 +29,7 @@ from .cache import BuildCache, default_cache_dir
 from .config import LoadedConfig, album_path
 from .errors import AlbumenError, BuildError, SourceError, UsageError
 from .fsutil import TMP_PREFIX, OutsideRoot, check_inside, forget_resolved, remove_temp_files
+from .locks import hold_output
 from .model import Gallery, Skipped
 from .pool import WorkerPool
 from .process.executor import run_jobs
@@ -39,7 +40,7 @@ from .report import QuietReporter, Reporter, plural, some
 from .scan import WalkReport, arrange_gallery, check_private, scan_source, walk_source
 from .scan.arrange import covers_shown, is_published, published_albums
 from .tokens import albumen_home, current_rotations, load_secret, private_dirs
-from .write import DiskSink
+from .write import DiskSink, outputs_not_as_written
 
 __all__ = ["BuildOptions", "BuildReport", "Reporter", "build", "check_paths"]
 
@@ -52,6 +53,7 @@ class BuildOptions:
     strict: bool = False
     force: bool = False
     force_albums: tuple[str, ...] = ()  # glob patterns of album paths to redo
+    wait: bool = False  # another process building into the output: wait for it instead of refusing
 
 
 @dataclass
@@ -138,7 +140,8 @@ def build(
     """Build the whole site. Raises AlbumenError subclasses for usage, config and build failures.
 
     pool: workers already started by the caller (who closes them); by default the build starts
-    its own when it has work for them.
+    its own when it has work for them. A build that fails or is interrupted stops them, then removes
+    the temporary files they and it were writing.
     """
     reporter = reporter or QuietReporter()
     started = time.perf_counter()
@@ -169,19 +172,48 @@ def build(
             f"{len(problems)} problems:" + "".join(f"\n  - {p.message}" + (f" ({p.hint})" if p.hint else "") for p in problems),
             hint="fix these and run again; nothing was built",
         )
-    report = BuildReport(source=source, output=output, cache=cache_dir, output_was_ours=_albumen_was_here(output))
-    cache = BuildCache(cache_dir)
-    report.warnings.extend(cache.warnings)
+    created = _make_folders(output)  # the lock is taken on the output folder itself
     try:
-        if pool is not None:
-            _run(loaded, options, reporter, cache, pool, report, theme, ffmpeg)
-        else:
-            with WorkerPool(options.jobs) as own:
-                _run(loaded, options, reporter, cache, own, report, theme, ffmpeg)
-    finally:
-        cache.close()
+        # one build at a time per output and per cache, from before either is read to the end (see locks)
+        with hold_output(output, cache_dir, options.wait, reporter.waiting) as unlocked:
+            report = BuildReport(source=source, output=output, cache=cache_dir, output_was_ours=_albumen_was_here(output))
+            report.warnings.extend(unlocked)
+            cache = BuildCache(cache_dir)
+            report.warnings.extend(cache.warnings)
+            workers = pool if pool is not None else WorkerPool(options.jobs)
+            try:
+                _run(loaded, options, reporter, cache, workers, report, theme, ffmpeg)
+            except BaseException:
+                # interrupted (Ctrl-C, SIGTERM) or failed: the workers are stopped, and the ffmpeg each
+                # ran with them, before the temporary files they were writing are removed (none is
+                # another build's: this one holds the output)
+                workers.stop()
+                _remove_temp_files(output)
+                raise
+            finally:
+                if pool is None:
+                    workers.close()
+                cache.close()
+    except BaseException:
+        for folder in reversed(created):  # a build that stopped before writing anything leaves no folder
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make a folder and those missing above it; returns those made, outermost first."""
+    missing = []
+    while not folder.is_dir() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir(exist_ok=True)
+    return missing[::-1]
 
 
 def _run(
@@ -194,20 +226,22 @@ def _run(
     listings = list(walk_source(str(source), config.ignore, walk_report))
     config_path = str(loaded.path) if loaded.path else None
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
-    output.mkdir(parents=True, exist_ok=True)
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     fingerprint = _fingerprint(listings, walk_report, loaded, theme, source, output)
+    damaged: dict[str, int | None] = {}  # the last build's files missing or changed since -> the size written
     if (
         not options.force
         and not options.force_albums
         and cache.get_meta("building") != "1"
         and cache.get_meta("fingerprint") == fingerprint
-        and (output / "index.html").is_file()
-        and _restore_summary(cache.get_meta("summary"), report)
     ):
-        report.unchanged = True  # nothing in the photo folder, the config or the theme changed
-        _warn_unlisted_pages(output, cache, report, walk=False, current=lambda uri: False)  # as the last build found
-        return
+        # nothing in the photo folder, the config or the theme changed: the site is as the last build
+        # left it when every file it wrote is there as it wrote it (one stat each, nothing read)
+        damaged = outputs_not_as_written(str(output), cache.output_stamps())
+        if not damaged and (output / "index.html").is_file() and _restore_summary(cache.get_meta("summary"), report):
+            report.unchanged = True
+            _warn_unlisted_pages(output, cache, report, walk=False, current=lambda uri: False)  # as the last build found
+            return
     if cache.get_meta("building") == "1":
         _remove_temp_files(output)  # the last build was interrupted
     cache.set_meta("building", "1")
@@ -233,10 +267,15 @@ def _run(
     reuse = _Relocator(cache, output)
     jobs = plan_jobs(gallery, plan, config, str(output), str(source), ffmpeg)  # made one at a time, as asked for
     leads_out = _LinksOut(output)
-    todo = [job for job in (_remaining(job, plan, known, output, forced(job.job_id), reuse, leads_out) for job in jobs) if job]
+    touched: list[tuple[str, int, int]] = []
+    todo = [
+        job for job in (
+            _remaining(job, plan, known, output, forced(job.job_id), reuse, leads_out, damaged, touched) for job in jobs
+        ) if job
+    ]
     del known, leads_out
     report.derivatives_moved = len(reuse.moved)
-    cache.stamp_outputs(reuse.moved)
+    cache.stamp_outputs(reuse.moved + touched)
     del reuse
     cache.reserve_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     reporter.phase("Processing images", total=len(todo))
@@ -251,7 +290,7 @@ def _run(
     for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
             writer = early.writer = _PageWriter(
-                _renderer(gallery, plan, cache, config, theme), sink, cache, options, report
+                _renderer(gallery, plan, cache, config, theme), sink, cache, options, report, damaged
             )
         reporter.advance(result.job_id)
         if not result.ok:
@@ -283,7 +322,7 @@ def _run(
 
     # -- pages ------------------------------------------------------------------
     # views read the gallery as it is now
-    writer = writer or _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report)
+    writer = writer or _PageWriter(_renderer(gallery, plan, cache, config, theme), sink, cache, options, report, damaged)
     renderer = writer.renderer
     statics = {f"{STATIC_DIR}/{name}": path for name, path in renderer.static.items()}
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
@@ -336,6 +375,12 @@ def _run(
     # files by the manifest, so they are named (never removed), and named again while they stay
     _warn_unlisted_pages(output, cache, report, walk=report.output_was_ours and cache.started_empty,
                          current=cache.is_current, skip=reported)
+    if damaged:  # said once too
+        n = len(damaged)
+        report.notes.append(
+            f"{plural(n, 'file')} of the last build {'was' if n == 1 else 'were'} missing or changed in {output} "
+            f"({some(sorted(damaged))}): written again where {'it' if n == 1 else 'they'} differed"
+        )
     if kept:  # said once, not with the summary a build with nothing to do repeats
         report.notes.append(
             f"kept {plural(len(kept), 'file')} no longer part of the site, changed since"
@@ -357,8 +402,10 @@ class _PageWriter:
     Pages are checked a batch at a time against the keys they were last written with (one query per
     batch, never a map of every page's key: 100,000 photos would keep ~20 MB of them)."""
 
-    def __init__(self, renderer, sink: DiskSink, cache: BuildCache, options: BuildOptions, report: BuildReport):
+    def __init__(self, renderer, sink: DiskSink, cache: BuildCache, options: BuildOptions, report: BuildReport,
+                 damaged: dict[str, int | None]):
         self.renderer = renderer
+        self.damaged = damaged  # pages of the last build missing or changed since: written again if they differ
         self.sink = sink
         self.cache = cache
         self.options = options
@@ -396,6 +443,7 @@ class _PageWriter:
             options.force
             or recorded != task.key
             or (task.album_uri is not None and _album_forced(task.album_uri, options))
+            or task.dest_uri in self.damaged
             or not os.path.exists(path)
             or self.leads_out(os.path.dirname(path))
         )
@@ -838,14 +886,29 @@ class _LinksOut:
 
 def _remaining(
     job: ImageJob | VideoJob, plan: SitePlan, known: set[str], output: Path, forced: bool, relocate: _Relocator,
-    leads_out: _LinksOut,
+    leads_out: _LinksOut, damaged: dict[str, int | None], touched: list[tuple[str, int, int]],
 ) -> ImageJob | VideoJob | None:
-    """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it."""
+    """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it.
+
+    damaged: outputs the last build wrote that were missing or changed at the start of this one,
+    with the size written: one there with another size is made again; one that kept its size (a
+    copy or a touch changed its time) is still the file made, and is added to `touched` (stamps)."""
     if forced:
         return job
 
     def absent(dest_uri: str) -> bool:
-        return not os.path.exists(os.path.join(output, *dest_uri.split("/"))) and not relocate(dest_uri)
+        path = os.path.join(output, *dest_uri.split("/"))
+        if dest_uri in damaged:
+            try:
+                st = os.stat(path, follow_symlinks=False)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == damaged[dest_uri]:
+                touched.append((dest_uri, st.st_size, st.st_mtime_ns))
+                return False
+            if st is not None:
+                return True
+        return not os.path.exists(path) and not relocate(dest_uri)
 
     if leads_out(os.path.join(output, *plan.media[job.job_id].dest_dir.split("/"))):
         return job  # outputs behind a link leading out are not this site's: the job (which refuses

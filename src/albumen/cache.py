@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
+from .fsutil import keep_private, make_private_dirs
 from .scan import FileRecord, ScanCache
 
 # 6: content hashes are XXH3-128; 7: records say whether IPTC/XMP name a place; 8: EXIF text as UTF-8;
@@ -60,7 +61,12 @@ class BuildCache(ScanCache):
 
     # -- opening ---------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        # the folder and the database (SQLite gives its -wal and -shm files the database's mode) are
+        # this user's only: the manifest lists every p/<token>/ path, the records hold locations
+        make_private_dirs(self.folder)
+        keep_private(self.folder, 0o700)
+        for suffix in ("", "-wal", "-shm"):
+            keep_private(f"{self.path}{suffix}", 0o600)
         try:
             return self._connect()
         except sqlite3.DatabaseError as exc:
@@ -73,6 +79,7 @@ class BuildCache(ScanCache):
             return self._connect()
 
     def _connect(self) -> sqlite3.Connection:
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600))
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
@@ -275,6 +282,11 @@ class BuildCache(ScanCache):
             "SELECT dest_uri, size, mtime_ns FROM temp.output_names WHERE name = ? AND dest_uri != ? LIMIT 1",
             (name, other_than),
         ).fetchone()
+
+    def output_stamps(self) -> Iterator[tuple[str, int | None, int | None]]:
+        """Every recorded output with the size and modification time it was written with (None: not
+        known), read as it is iterated."""
+        return iter(self.db.execute("SELECT dest_uri, size, mtime_ns FROM outputs"))
 
     def add_outputs(self, dest_uris: Iterable[str]) -> None:
         """Record paths this tool wrote (a recorded path keeps its stamp) and count them among this

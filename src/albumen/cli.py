@@ -79,6 +79,9 @@ class PlainReporter:
         if self.verbosity >= 2:
             _say(text)
 
+    def waiting(self, text: str) -> None:
+        _say(f"{text}…", err=True)  # even with -q: a build that waits must not look stuck
+
     def close(self) -> None:
         self._end_phase()
         self.name = ""
@@ -154,6 +157,9 @@ class RichReporter:
         if self.verbosity >= 2:
             self.progress.console.print(printable(text), markup=False, highlight=False)
 
+    def waiting(self, text: str) -> None:
+        _say(f"{text}…", err=True)
+
     def close(self) -> None:
         if self.task is not None:
             task = self.progress.tasks[-1]
@@ -198,9 +204,11 @@ def main() -> None:
 @click.option("--force", is_flag=True, help="Redo everything: every image and every page.")
 @click.option("--force-album", "force_albums", multiple=True, metavar="GLOB",
               help="Redo the albums whose path (relative to SOURCE) matches GLOB, e.g. 'Trips/2024*'. Repeatable.")
+@click.option("--wait", is_flag=True,
+              help="When another Albumen process is writing OUTPUT, wait for it to finish (default: exit with status 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems and the summary.")
 @click.option("-v", "--verbose", count=True, help="Print every file as it is processed.")
-def build(source, output, config_path, jobs, strict, force, force_albums, quiet, verbose) -> None:
+def build(source, output, config_path, jobs, strict, force, force_albums, wait, quiet, verbose) -> None:
     """Build the gallery from SOURCE (a folder of photos) into OUTPUT.
 
     \b
@@ -210,8 +218,12 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
       albumen build -c albumen.toml --strict     # source and output from the config; fail on any skip
       albumen build ~/Pictures --force-album 'Trips/2024*'   # redo some albums from scratch
 
+    One build at a time writes an output folder: while another build or 'albumen serve' writes
+    OUTPUT, this one exits with status 2 naming it (or waits for it, with --wait).
+
     Exit status: 0 built (skipped files are listed), 1 build failed or --strict found problems,
-    2 usage or configuration error (nothing written), 130 interrupted.
+    2 usage or configuration error, or OUTPUT in use by another process (nothing written),
+    130 interrupted.
     """
     from .pool import WorkerPool
 
@@ -234,7 +246,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, quiet,
 
                 options = BuildOptions(
                     source=src, output=out, jobs=jobs or 0, strict=strict, force=force,
-                    force_albums=tuple(force_albums),
+                    force_albums=tuple(force_albums), wait=wait,
                 )
                 reporter = _reporter(verbosity)
                 if isinstance(reporter, RichReporter):

@@ -11,6 +11,7 @@ import functools
 import itertools
 import os
 import stat
+from pathlib import Path
 
 TMP_PREFIX = ".albumen-tmp-"
 _serial = itertools.count()
@@ -135,3 +136,33 @@ def remove_temp_files(folder: str, names: list[str] | None = None) -> None:
                 os.unlink(os.path.join(folder, name))
             except OSError:
                 pass
+
+
+def make_private_dirs(folder: Path | str) -> None:
+    """Make a folder of Albumen's own (the build cache's, the secret's) and those missing above it,
+    readable by this user only (0700): they hold private album names and links, locations and the
+    secret. A folder that exists is left as it is (it may be the user's: $ALBUMEN_CACHE_DIR)."""
+    folder = os.fspath(folder)
+    missing = []
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+
+
+def keep_private(path: Path | str, mode: int) -> None:
+    """Take the group's and others' rights away from a file or folder of Albumen's own that an older
+    version made readable to them (0644, 0755)."""
+    try:
+        st = os.stat(path)
+        if st.st_mode & 0o077 and st.st_uid == os.getuid():
+            os.chmod(path, mode)
+    except (OSError, AttributeError):  # (no getuid on Windows)
+        pass

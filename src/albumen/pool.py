@@ -72,6 +72,24 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def _stop_children_on_sigterm() -> None:
+    """The pool stops a worker with SIGTERM (the build was interrupted, or a task ran out of time):
+    the system ffmpeg it runs is killed and reaped first. It would otherwise go on encoding, orphaned,
+    after the build has exited, and could create its output file again after the build removed the
+    temporary files."""
+    previous = signal.getsignal(signal.SIGTERM)  # pebble's: multiprocessing's exit hooks, then _exit
+
+    def stop(signum, frame) -> None:
+        from .process.video import stop_ffmpeg
+
+        stop_ffmpeg()
+        if callable(previous):
+            previous(signum, frame)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def _worker_start() -> None:
     """Runs once in every new worker, while the build is still scanning."""
     import gc
@@ -82,6 +100,10 @@ def _worker_start() -> None:
     gc.freeze()
     _keep_freed_memory()
     _die_with_parent()
+    from .locks import forget_inherited
+
+    forget_inherited()  # a worker forked from a build holding its output's lock: that lock is the build's
+    _stop_children_on_sigterm()
     # A library's warning would be printed raw, over the progress display: the scan reports what the
     # decoders warn about for each file (see scan.metadata.read_image), once, as a warning of the build.
     warnings.simplefilter("ignore")

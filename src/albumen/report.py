@@ -9,6 +9,7 @@ class Reporter(Protocol):
     def phase(self, name: str, total: int | None = None) -> None: ...
     def advance(self, detail: str = "") -> None: ...
     def note(self, text: str) -> None: ...
+    def waiting(self, text: str) -> None: ...  # for another process to finish with the output (--wait)
 
 
 class QuietReporter:
@@ -19,6 +20,9 @@ class QuietReporter:
         pass
 
     def note(self, text: str) -> None:
+        pass
+
+    def waiting(self, text: str) -> None:
         pass
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
+from .fsutil import make_private_dirs
 
 TOKEN_BYTES = 16  # 128 bits
 PRIVATE_DIR = "p"
@@ -59,7 +60,7 @@ def load_secret(create: bool = True) -> Secret:
     except FileNotFoundError:
         if not create:
             raise UsageError(f"no secret yet at {path}", hint="build once, or set ALBUMEN_SECRET") from None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     text = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii").rstrip("=")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -95,9 +96,15 @@ def rotate(album_uri: str, configured: tuple[tuple[str, int], ...] = ()) -> dict
     rotations = current_rotations(configured)
     rotations[album_uri] = rotations.get(album_uri, 0) + 1
     path = rotations_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(rotations, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    try:  # this user's only, as the secret: it names private albums
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(rotations, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
     return rotations
 

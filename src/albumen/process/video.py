@@ -230,6 +230,36 @@ def ffmpeg_command(job: VideoJob, spec: OutputSpec, target: str) -> list[str]:
     return [*cmd, target]
 
 
+_ffmpeg: subprocess.Popen | None = None  # the system ffmpeg this process is running (see stop_ffmpeg)
+
+
+def _run_ffmpeg(command: list[str], timeout: float) -> tuple[int, str]:
+    """Run a system ffmpeg: (exit status, what it printed on stderr). It is killed when this
+    returns early (a time limit, an exception) or when the worker is stopped (stop_ffmpeg)."""
+    global _ffmpeg
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        _ffmpeg = proc
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            _ffmpeg = None
+    return proc.returncode, err
+
+
+def stop_ffmpeg() -> None:
+    """Kill the system ffmpeg this worker runs, and wait until it is gone (it is writing a temporary
+    file that the build removes once its workers are stopped)."""
+    proc = _ffmpeg
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 def make_stream(job: VideoJob, spec: OutputSpec, abs_dest: str) -> None:
     """Write one stream atomically: a temporary file beside it, then a rename; nothing left on failure."""
     folder = os.path.dirname(abs_dest)
@@ -239,14 +269,13 @@ def make_stream(job: VideoJob, spec: OutputSpec, abs_dest: str) -> None:
     try:
         if job.ffmpeg:
             try:
-                result = subprocess.run(ffmpeg_command(job, spec, tmp), capture_output=True, text=True,
-                                        timeout=job.timeout)
+                status, err = _run_ffmpeg(ffmpeg_command(job, spec, tmp), job.timeout)
             except subprocess.TimeoutExpired:
                 raise ProcessingError(f"ffmpeg took longer than {job.timeout:.0f} s") from None
             except FileNotFoundError:
                 raise ProcessingError(f"ffmpeg not found at {job.ffmpeg} (videos.ffmpeg)") from None
-            if result.returncode != 0:
-                raise ProcessingError(f"ffmpeg failed: {result.stderr.strip().splitlines()[-1] if result.stderr.strip() else result.returncode}")
+            if status != 0:
+                raise ProcessingError(f"ffmpeg failed: {err.strip().splitlines()[-1] if err.strip() else status}")
         elif spec.format == "remux":
             remux_pyav(job, tmp)
         else:
@@ -255,11 +284,10 @@ def make_stream(job: VideoJob, spec: OutputSpec, abs_dest: str) -> None:
             raise ProcessingError("the encoder wrote nothing")
         os.chmod(tmp, 0o644)
         os.replace(tmp, abs_dest)
-    except ProcessingError:
+    except BaseException as exc:  # an interrupt too: nothing is left behind that this process can remove
         _unlink(tmp)
-        raise
-    except Exception as exc:
-        _unlink(tmp)
+        if isinstance(exc, ProcessingError) or not isinstance(exc, Exception):
+            raise
         raise ProcessingError(f"cannot encode the video: {_av_error(exc)}") from None
 
 

@@ -20,6 +20,7 @@ from jinja2 import (
 from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
+from ..fsutil import make_private_dirs
 from .i18n import format_date, format_date_range, format_datetime, gettext_for
 from .themes import DEFAULT_THEME, theme_dirs  # noqa: F401 - re-exported
 
@@ -92,7 +93,7 @@ def _bytecode_cache(folder: Path | None) -> FileSystemBytecodeCache | None:
     shaped_by = hashlib.sha256(jinja2.__version__.encode() + Path(__file__).read_bytes()).hexdigest()[:12]
     path = folder / f"templates-{shaped_by}"
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(path)  # (Jinja writes its files 0600)
     except OSError:
         return None
     return FileSystemBytecodeCache(str(path))

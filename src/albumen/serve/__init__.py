@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..config import LoadedConfig, load_config
 from ..errors import AlbumenError
+from ..locks import hold_output
 from .classify import Action, Decision, classify_changes
 from .http import SiteServer
 
@@ -81,19 +82,30 @@ def serve(
     echo: Callable[[str], None] = print,
     classify: Callable[..., Decision] = classify_changes,
 ) -> int:
-    """Run until stopped (Ctrl-C or options.stop). Returns the exit status."""
+    """Run until stopped (Ctrl-C or options.stop). Returns the exit status.
+
+    The output folder is the server's while it runs: a build into it refuses, naming the server
+    (see locks), and the server refuses to start while a build writes it."""
+    from ..build import check_paths
+
+    loaded: LoadedConfig = load_config(options.config_path)
+    check_paths(options.source, options.output)  # usage errors stop here, before anything is served
+    with hold_output(_prepare_output(options.output), can_wait=False) as unlocked:
+        for warning in unlocked:
+            echo(f"warning: {warning}")
+        return _serve(options, loaded, builder, echo, classify)
+
+
+def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo: Callable[[str], None],
+           classify: Callable[..., Decision]) -> int:
     from ..build import BuildOptions
+    from ..render.env import site_path
 
     def build_options() -> BuildOptions:
         return BuildOptions(source=options.source, output=options.output, jobs=options.jobs)
 
-    from ..build import check_paths
-    from ..render.env import site_path
-
-    loaded: LoadedConfig = load_config(options.config_path)
-    check_paths(options.source, options.output)  # usage errors stop here, before anything is served
     theme = loaded.resolve(loaded.config.theme)
-    server = SiteServer(str(_prepare_output(options.output)), options.host, options.port, live=options.watch)
+    server = SiteServer(str(options.output), options.host, options.port, live=options.watch)
     server.base_path = site_path(loaded.config.url)
 
     built = False  # whether a build succeeded yet: before, there is no good site to keep serving
