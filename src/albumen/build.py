@@ -315,7 +315,7 @@ def _run(
     report.videos = sum(1 for m in gallery.media.values() if m.kind == "video")
     report.ignored = gallery.ignored
     report.skipped = sorted(gallery.skipped, key=lambda s: s.src_uri)
-    report.warnings += gallery.warnings + plan.warnings
+    report.warnings += gallery.warnings + plan.warnings + renderer.warnings
     report.notes += renderer.notes
     cache.set_meta("summary", json.dumps({
         "albums": report.albums, "photos": report.photos, "videos": report.videos, "ignored": report.ignored,

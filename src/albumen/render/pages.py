@@ -13,8 +13,6 @@ from email.utils import format_datetime as format_datetime_rfc822
 from pathlib import Path
 from typing import Protocol
 
-from markupsafe import Markup
-
 from .. import __version__
 from ..config import Config
 from ..errors import BuildError
@@ -25,6 +23,7 @@ from ..scan.arrange import is_published, published_albums, stream_order
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_date, format_iso, gettext_for
 from .keys import Fingerprinter, digest, media_key
+from .richtext import Picture, RichText, relative_path, resolve_description
 from .views import (
     AlbumView,
     ImageRef,
@@ -120,6 +119,7 @@ class ViewBuilder:
         self.gettext, self.ngettext = gettext_for(ctx.config.language)
         self._crumbs: dict[str, list[Link]] = {}
         self._positions: dict[str, dict[str, int]] = {}  # a few big albums: media uri -> place
+        self.warnings: dict[str, None] = {}  # images and links of descriptions left out (once each)
 
     def album_url(self, uri: str) -> str:
         folder = self.ctx.plan.album_dirs[uri]
@@ -149,11 +149,13 @@ class ViewBuilder:
         gallery = self.ctx.gallery
         album = gallery.albums[uri]
         lang = self.config.language
+        url = self.album_url(album.src_uri)
         view = AlbumView(
             src_uri=album.src_uri,
-            url=self.album_url(album.src_uri),
+            url=url,
             title=album.title,
-            description=Markup(album.description_html),
+            description=self.description(album.description_html, album.src_uri, url.rstrip("/"),
+                                         album.sidecar.src_uri if album.sidecar else album.src_uri),
             date_start=album.date_start,
             date_end=album.date_end,
             date_range=format_date_range(album.date_start, album.date_end, lang),
@@ -244,7 +246,8 @@ class ViewBuilder:
             name=media.name,
             title=media.title,
             alt=alt,
-            description=Markup(media.description_html),
+            description=self.description(media.description_html, media.album_uri, plan.dest_dir,
+                                         media.sidecar.src_uri if media.sidecar else media.src_uri),
             date=media.date,
             date_iso=format_iso(media.date) if media.date is None or _time_known(media) else media.date.date().isoformat(),
             date_text=date_text,
@@ -267,6 +270,47 @@ class ViewBuilder:
             video=self._video(media, plan) if media.kind == "video" else None,
         )
         return view
+
+    def description(self, markup: str, album_uri: str, home: str, told_by: str) -> RichText:
+        """A description as its pages show it (see render.richtext): its images and relative links
+        resolved from the album's folder. told_by: the file it comes from, named in warnings."""
+        gallery, plan = self.ctx.gallery, self.ctx.plan
+        albums = gallery.albums
+        zone = albums[album_uri].zone
+
+        def picture(ref: str) -> Picture | None:
+            """A published photo of this very album, shown by one of its published images."""
+            uri = relative_path(album_uri, ref)
+            media = gallery.media.get(uri) if uri else None
+            if media is None or media.kind != "image" or media.album_uri != album_uri or uri not in plan.media:
+                return None
+            shown = [(src, look) for src, look in plan.media[uri].named() if look.role == "display"]
+            fallback = [(src, look) for src, look in shown if look.format == shown[0][1].format]  # JPEG or GIF
+            src, look = next((item for item in fallback if item[1].width >= 1024), fallback[-1])
+            return Picture(src, look.width, look.height, media.alt or media.title or "")
+
+        def page(ref: str) -> str | None:
+            """The page of a photo or an album that a visitor of this page may see."""
+            uri = relative_path(album_uri, ref)
+            if uri is None:
+                return None
+            media = gallery.media.get(uri)
+            if media is not None and uri in plan.media and albums[media.album_uri].zone in (None, zone):
+                return f"{plan.media[uri].dest_dir}/"
+            album = albums.get(uri)
+            if album is not None and album.zone in (None, zone) and is_published(album) and uri in plan.album_dirs:
+                return self.album_url(uri)
+            return None
+
+        def dropped(kind: str, ref: str) -> None:
+            shown = ref if len(ref) <= 80 else ref[:79] + "…"
+            if kind == "image":
+                why = "is not a published photo of this album (only the album's own photos are shown); left out"
+            else:
+                why = "leads to no photo or album of the gallery that this page may link to; shown as text"
+            self.warnings[f"{told_by}: {kind} {shown!r} {why}"] = None
+
+        return resolve_description(markup, home, self.config.pages.links, picture, page, dropped)
 
     def _video(self, media: Media, plan) -> dict:
         duration = media.info.duration
@@ -371,6 +415,11 @@ class SiteRenderer:
             self.notes.append(
                 "feeds and sitemap need the site's address: set url = \"https://…/\" in albumen.toml; not written"
             )
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems worth a warning found while making views (a description's image left out)."""
+        return list(self.builder.warnings)
 
     def compile_templates(self) -> None:
         """Compile every template of the theme now (Jinja keeps them): a few hundredths of a second
@@ -486,10 +535,11 @@ class SiteRenderer:
                 continue
             url = absolute_url(base, view.url, config.pages.links)
             thumb = view.thumb
+            description = view.description.render(lambda target: absolute_url(base, target, config.pages.links))
             content = (
                 f'<p><a href="{html.escape(url)}"><img src="{html.escape(absolute_url(base, thumb.src))}" '
                 f'width="{thumb.width}" height="{thumb.height}" alt="{html.escape(view.alt)}"></a></p>'
-                f"{view.description}"
+                f"{description}"
             )
             date = view.date or datetime.now(UTC)
             entries.append(FeedEntry(

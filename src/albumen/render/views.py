@@ -10,9 +10,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from markupsafe import Markup
-
 from .i18n import format_date, format_date_range, format_datetime
+from .richtext import RichText
 
 
 @dataclass(slots=True)
@@ -58,7 +57,7 @@ class MediaView:
     name: str  # original file name (shown only where the theme wants it)
     title: str | None
     alt: str
-    description: Markup
+    description: RichText  # sanitized HTML (see render.richtext); shown as is, it links from its own page
     date: datetime | None
     date_iso: str
     date_text: str
@@ -127,7 +126,7 @@ class AlbumView:
     src_uri: str
     url: str  # 'trip/' ('' for the home page)
     title: str
-    description: Markup
+    description: RichText  # shown as is, it links from the album's first page
     date_start: datetime | None
     date_end: datetime | None
     date_range: str
