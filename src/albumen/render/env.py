@@ -180,7 +180,7 @@ def viewer_items(ctx, items, offset: int | None = None, total: int | None = None
         # so they are not repeated here: a 200-photo page stays small.
         entry = {
             "t": m.title or "", "d": _description(ctx, m.description), "dt": m.datetime_text, "di": m.date_iso,
-            "c": " · ".join(value for _, value in m.camera), "w": largest.width, "h": largest.height,
+            "c": m.camera_text, "w": largest.width, "h": largest.height,
             "src": url(ctx, largest.src), "k": m.kind,
             "n": m.index if offset is None else offset + i + 1, "of": m.count if total is None else total,
         }

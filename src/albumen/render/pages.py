@@ -33,7 +33,7 @@ from .views import (
     Pagination,
     SiteView,
     SourceSet,
-    camera_summary,
+    camera_facts,
     format_date_range,
     format_datetime,
     plain_text,
@@ -238,6 +238,7 @@ class ViewBuilder:
         page_number = (index - 1) // self.config.pages.page_size + 1
         album_page = album.url if page_number == 1 else f"{album.url}page/{page_number}/"
         slug = posixpath.basename(plan.dest_dir)
+        facts = camera_facts(media.embedded.camera, self.config.pages.exif, gettext)
         view = MediaView(
             src_uri=media.src_uri,
             kind=media.kind,
@@ -255,7 +256,8 @@ class ViewBuilder:
             tags=media.tags,
             author=media.author,
             location=media.location,
-            camera=camera_summary(media.embedded.camera, self.config.pages.exif, gettext),
+            camera=[(label, value) for label, value, _ in facts],
+            camera_text=" · ".join(alone for _, _, alone in facts),
             gps=gps,
             thumb=thumb,
             sources=sources,
