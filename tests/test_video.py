@@ -108,6 +108,12 @@ def test_video_page_grid_badge_captions_and_stream(tmp_path):
     card = soup(site / "index.html").select_one(".card-meta")  # the album's card counts both kinds
     assert [s.get_text() for s in card.select("span")] == ["1 photo", "1 video"]
     stream = soup(site / "stream" / "index.html")
+    # everywhere a count is shown, a video is not a photo (the stream said '2 photos')
+    assert [s.get_text() for s in stream.select(".album-meta span")] == ["1 photo", "1 video"]
+    assert stream.find("meta", attrs={"name": "description"})["content"] == "1 photo, 1 video"
+    album = soup(site / "trip" / "index.html")
+    assert [s.get_text() for s in album.select(".album-meta span")] == ["1 photo", "1 video"]
+    assert album.find("meta", attrs={"property": "og:description"})["content"] == "1 photo, 1 video, 1 January 2001"
     assert "clip/" in [a["href"].split("/")[-2] + "/" for a in stream.select(".grid a")]
     assert "clip" in (site / "feed.xml").read_text()
     assert crawl(site).broken == []

@@ -21,7 +21,7 @@ from ..process.plan import STATIC_DIR, SitePlan, download_name
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
 from ..scan.arrange import is_published, published_albums, stream_order
 from .env import absolute_url, make_environment, theme_dirs
-from .i18n import format_date, format_iso, gettext_for
+from .i18n import format_counts, format_date, format_iso, gettext_for
 from .keys import Fingerprinter, digest, media_key
 from .richtext import Picture, RichText, relative_path, resolve_description
 from .views import (
@@ -350,8 +350,10 @@ class PageTask:
 class StreamView:
     title: str
     url: str
-    total: int
+    total: int  # photos and videos
     offset: int  # items before this page
+    photo_count: int = 0
+    video_count: int = 0
 
 
 @dataclass(slots=True)
@@ -495,19 +497,21 @@ class SiteRenderer:
         uris = order[: config.stream.max_items] if config.stream.max_items else order
         size = config.stream.page_size
         total = len(uris)
+        videos = sum(1 for uri in uris if self.ctx.gallery.media[uri].kind == "video")
+        counts = format_counts(total - videos, videos, config.language)
         count = max(1, -(-total // size))
         base = f"{config.stream.path}/"
         urls = [base if n == 1 else f"{base}page/{n}/" for n in range(1, count + 1)]
         for n in range(1, count + 1):
             start = (n - 1) * size
             items = uris[start : start + size]
-            stream = StreamView(self.stream_title, base, total, start)
+            stream = StreamView(self.stream_title, base, total, start, total - videos, videos)
             page = self._page(
                 dir=urls[n - 1].rstrip("/"),
                 title=self.stream_title if n == 1 else f"{self.stream_title} ({n}/{count})",
                 kind="stream",
                 canonical=self._canonical(urls[n - 1]),
-                description=config.description,
+                description=config.description or counts,
                 pagination=Pagination(n, count, urls) if count > 1 else None,
             )
             head = (self.global_key, "stream.html", repr(page), repr(stream))
@@ -611,6 +615,11 @@ class SiteRenderer:
         count = album.page_count
         urls = [album.page_url(n) for n in range(1, count + 1)]
         header = fp.album(album)
+        # without a description of its own, an album is summed up by what it holds (the home page by the site's line)
+        summary = ", ".join(filter(None, [format_counts(album.photo_count, album.video_count, config.language),
+                                          album.date_range]))
+        if not album.url and config.description:
+            summary = config.description
         for n in range(1, count + 1):
             url = urls[n - 1]
             cover = album.cover
@@ -619,7 +628,7 @@ class SiteRenderer:
                 title=album.title if n == 1 else f"{album.title} ({n}/{count})",
                 kind="album",
                 canonical=self._canonical(url),
-                description=plain_text(str(album.description), 200) or config.description,
+                description=plain_text(str(album.description), 200) or summary,
                 image=absolute_url(config.url, cover.share_image.src) if cover and config.url else None,
                 pagination=Pagination(n, count, urls) if count > 1 else None,
                 **hidden,
