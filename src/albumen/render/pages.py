@@ -19,7 +19,7 @@ from ..errors import BuildError
 from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan, download_name
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
-from ..scan.arrange import is_published, published_albums, stream_order
+from ..scan.arrange import is_published, newest_first, published_albums, stream_order
 from .env import absolute_url, make_environment, theme_dirs
 from .i18n import format_counts, format_date, format_iso, gettext_for
 from .keys import Fingerprinter, digest, media_key
@@ -361,10 +361,11 @@ class FeedEntry:
     title: str
     id: str
     url: str
-    date: str  # RFC 3339
-    date_rfc822: str
+    date: str  # when it was taken (RFC 3339), '' when nothing says: Atom's <published>
+    date_rfc822: str  # the same for RSS's <pubDate>, or ''
     author: str | None
     content: str  # HTML, escaped by the XML template
+    updated: str = ""  # Atom's <updated>: when taken, else the file's time (when it was last changed)
 
 
 @dataclass(slots=True)
@@ -535,10 +536,16 @@ class SiteRenderer:
         config = self.ctx.config
         base = config.url
         entries = []
+        newest = datetime(1970, 1, 1, tzinfo=UTC)
         for uri in uris:
             view = self.builder.standalone(uri)
             if view is None:
                 continue
+            # a photo that says nothing of when it was taken has no published date; Atom needs an updated
+            # one, and the file's time is honest there: the last time the file changed
+            media = self.ctx.gallery.media[uri]
+            updated = media.date or datetime.fromtimestamp(media.mtime_ns / 1e9, UTC)
+            newest = max(newest, updated)
             url = absolute_url(base, view.url, config.pages.links)
             thumb = view.thumb
             description = view.description.render(lambda target: absolute_url(base, target, config.pages.links))
@@ -547,13 +554,11 @@ class SiteRenderer:
                 f'width="{thumb.width}" height="{thumb.height}" alt="{html.escape(view.alt)}"></a></p>'
                 f"{description}"
             )
-            date = view.date or datetime.now(UTC)
             entries.append(FeedEntry(
-                title=view.title or view.alt, id=url, url=url, date=format_iso(date),
-                date_rfc822=format_datetime_rfc822(date), author=view.author, content=content,
+                title=view.title or view.alt, id=url, url=url, date=format_iso(media.date),
+                date_rfc822=format_datetime_rfc822(media.date) if media.date else "", author=view.author,
+                content=content, updated=format_iso(updated),
             ))
-        newest = self.ctx.gallery.media[uris[0]].date if uris else None
-        newest = newest or datetime(1970, 1, 1, tzinfo=UTC)
         return FeedView(
             title=title, subtitle=config.description, id=absolute_url(base, self_path),
             self_url=absolute_url(base, self_path), html_url=absolute_url(base, html_url, config.pages.links),
@@ -573,7 +578,7 @@ class SiteRenderer:
             for album in gallery.walk_albums(hidden=False):
                 if not album.src_uri or not is_published(album):
                     continue
-                uris = [m.src_uri for m in sorted(gallery.flatten(album.src_uri), key=lambda m: m.date, reverse=True)]
+                uris = [m.src_uri for m in sorted(gallery.flatten(album.src_uri), key=newest_first, reverse=True)]
                 url = self.builder.album_url(album.src_uri)
                 feed = self._feed(f"{album.title} · {self.site.title}", uris[: config.feeds.items], url, f"{url}feed.xml")
                 key = digest(self.global_key, "album-feed", repr(feed))

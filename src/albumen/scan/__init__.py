@@ -2,7 +2,7 @@
 
 `scan_source` walks the photo folder, recognises media by content, pairs RAW and
 Live Photo companions with their stills, reads metadata and sidecars, applies the
-metadata precedence (sidecar > XMP > IPTC > embedded > file name > mtime) and
+metadata precedence (sidecar > XMP > IPTC > embedded > file name; the file's mtime if asked) and
 arranges the albums.
 """
 
@@ -185,7 +185,7 @@ def scan_source(
     cache.forget_missing(set(records))
 
     for listing in listings:
-        album = _scan_folder(listing, records, gallery, tz)
+        album = _scan_folder(listing, records, gallery, tz, config.file_dates)
         if listing.src_uri == "":
             album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
         gallery.albums[listing.src_uri] = album
@@ -309,7 +309,9 @@ def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPo
             yield item, result[0], True
 
 
-def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo) -> Album:
+def _scan_folder(
+    listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo, file_dates: bool = False
+) -> Album:
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
     sidecars: dict[str, FileEntry] = {}
     records: list[tuple[FileEntry, FileRecord]] = []
@@ -394,7 +396,7 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
             paired=tuple(prefix + n for n in paired.get(entry.name, ())),
             tracks=_tracks_for(entry.name, captions, prefix, used_captions) if record.kind == "video" else (),
         )
-        resolve_media(media, tz)
+        resolve_media(media, tz, file_dates)
         gallery.media[src_uri] = media
     unused = set(sidecars) - used_sidecars
     gallery.ignored += len(unused) + len(set(captions) - used_captions)
@@ -495,8 +497,12 @@ def text_to_html(text: str) -> str:
     return "".join(f"<p>{html.escape(p).replace(chr(10), '<br>')}</p>" for p in paragraphs)
 
 
-def resolve_media(media: Media, tz: tzinfo) -> None:
-    """Apply the precedence sidecar > XMP > IPTC > embedded > file name > mtime to every field."""
+def resolve_media(media: Media, tz: tzinfo, file_dates: bool = False) -> None:
+    """Apply the precedence sidecar > XMP > IPTC > embedded > file name to every field.
+
+    A file's modification time says when it was copied or edited, not when the photo was taken (a
+    photo of 2005 copied today would read 'today' and lead the stream): a media with no date of its
+    own is undated (date None), unless file_dates (the setting) asks for the file's time."""
     meta = media.sidecar.meta if media.sidecar else {}
     emb = media.embedded
     media.title = meta_text(meta, "title") or emb.title
@@ -516,7 +522,7 @@ def resolve_media(media: Media, tz: tzinfo) -> None:
         date, source = emb.date, emb.date_source or "exif"
     if date is None:
         date, source = date_from_filename(media.stem), "filename"
-    if date is None:
+    if date is None and file_dates:
         date, source = datetime.fromtimestamp(media.mtime_ns / 1e9, tz), "mtime"
-    media.date = localize(date, tz)
-    media.date_source = source
+    media.date = localize(date, tz) if date is not None else None
+    media.date_source = source if date is not None else ""
