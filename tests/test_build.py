@@ -664,7 +664,7 @@ def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_
     (src / "boom.jpg").unlink()
     make_jpeg(src / "boom2.jpg", size=(320, 200))
     done = build("--strict", "-v")
-    assert "processed 1 image\n" in done.stdout, done.stdout
+    assert "processed 1 photo\n" in done.stdout, done.stdout
     # read again: boom2.jpg (new) and oom.jpg (killed from outside: it may work next time), not
     # parsebomb.jpg (its crash is remembered until the file changes)
     assert "read 2 new or changed files" in done.stdout, done.stdout

@@ -126,8 +126,25 @@ def test_videos_are_not_re_encoded_when_nothing_changed(tmp_path):
     build_site(src, site)
     before = {p: p.stat().st_mtime_ns for p in site.rglob("*.mp4")}
     result = build_site(src, site, "-v")
-    assert "made 0 derivatives of 0 images" in result.stdout
+    assert "made 0 derivatives;" in result.stdout
     assert {p: p.stat().st_mtime_ns for p in site.rglob("*.mp4")} == before
+
+
+def test_the_build_log_counts_videos_as_videos(tmp_path):
+    """Five videos were 'processed 5 images' and 'made 15 derivatives of 5 images'."""
+    src = tmp_path / "p"
+    make_video(src / "a.mp4", seconds=0.4, audio=False)
+    make_video(src / "b.mp4", seconds=0.4, audio=False)
+    site = tmp_path / "site"
+    lines = build_site(src, site).stdout.splitlines()
+    assert "processed 2 videos" in lines and "read 2 new or changed files" in lines
+    assert next(line for line in lines if line.startswith("made ")) == (
+        "made 6 derivatives of 2 videos; rendered 5 pages, wrote 9 files; removed 0 stale files")
+    assert lines[-1].startswith("built 1 album, 0 photos, 2 videos, 0 skipped in ")
+    make_jpeg(src / "c.jpg", size=(300, 200))
+    lines = build_site(src, site).stdout.splitlines()
+    assert "processed 1 photo" in lines
+    assert next(line for line in lines if line.startswith("made ")).startswith("made 2 derivatives of 1 photo; ")
 
 
 def test_remux_or_transcode_by_settings_and_modern_formats(tmp_path):
