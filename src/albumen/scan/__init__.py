@@ -35,6 +35,9 @@ __all__ = [
     "read_media_file", "scan_source", "walk_source",
 ]
 
+# The reader of videos: 2 looks for a cut-off end (see scan.video). A video's record made by an earlier
+# one is read again; photos are not (a new cache schema would read and hash every photo again too).
+VIDEO_READER = 2
 LIVE_PHOTO_EXTS = {".mov", ".mp4"}
 LIVE_PHOTO_STILLS = {".heic", ".heif", ".hif", ".jpg", ".jpeg"}
 
@@ -50,6 +53,7 @@ class FileRecord:
     embedded: EmbeddedMetadata | None = None
     notes: list[str] = field(default_factory=list)
     reason: str | None = None  # why the file was skipped
+    reader: int = 0  # VIDEO_READER for a video (unset in records cached before it existed)
 
 
 class ScanCache:
@@ -91,6 +95,7 @@ def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
         if sniffed.kind == "image":
             record.info, record.embedded, record.notes = read_image(abs_path, sniffed.format or "", max_pixels)
         elif sniffed.kind == "video":
+            record.reader = VIDEO_READER
             record.info, record.embedded, record.notes = read_video(abs_path, sniffed.format or "video")
         if record.kind in ("image", "video"):
             record.content_hash = hash_file(abs_path)
@@ -167,6 +172,8 @@ def scan_source(
                 continue
             src_uri = prefix + entry.name
             record = cache.get_file(src_uri, entry.size, entry.mtime_ns)
+            if record is not None and record.kind == "video" and getattr(record, "reader", 0) < VIDEO_READER:
+                record = None  # read by an older reader of videos
             if record is None:
                 todo.append((src_uri, entry))
             else:
