@@ -322,10 +322,10 @@ def _busy(t) -> float:
 
 def parse_log(text: str) -> dict:
     out: dict = {}
-    m = re.search(r"made (\d+) derivatives? of (\d+) images?", text)
+    m = re.search(r"made (\d+) derivatives?(?: of (\d+) (?:photos?|images?))?", text)  # ('images' before 0.1.x's fix)
     if m:
-        out["derivatives_made"], out["images_made"] = int(m.group(1)), int(m.group(2))
-    m = re.search(r"processed (\d+) images?", text)
+        out["derivatives_made"], out["images_made"] = int(m.group(1)), int(m.group(2) or 0)
+    m = re.search(r"processed (\d+) (?:photos?|images?)", text)
     if m:
         out["images_processed"] = int(m.group(1))
     m = re.search(r"built (\d+) albums?, (\d+) photos?, (\d+) videos?, (\d+) skipped in ([\d.]+) s", text)

@@ -328,8 +328,10 @@ def make_video(
     codec: str = "libx264",
     fmt: str = "mp4",
     metadata: dict[str, str] | None = None,
+    faststart: bool = False,
 ) -> Path:
-    """A tiny real video made with PyAV: `black` black frames first, then orange; a 440 Hz tone."""
+    """A tiny real video made with PyAV: `black` black frames first, then orange; a 440 Hz tone.
+    faststart: an MP4's index before its data (as phones and Albumen write them)."""
     import fractions
     import math
     import struct
@@ -337,7 +339,7 @@ def make_video(
     import av
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    out = av.open(str(path), "w", format=fmt)
+    out = av.open(str(path), "w", format=fmt, options={"movflags": "+faststart"} if faststart else {})
     out.metadata.update(metadata or {})
     video = out.add_stream(codec, rate=fps)
     video.width, video.height = size

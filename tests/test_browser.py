@@ -322,7 +322,7 @@ def test_stream_captions_sit_over_the_photo_and_the_tile_is_the_photo(demo_site,
     boxes = pg.evaluate("""() => [...document.querySelectorAll('.grid .tile')].map(t => {
         const r = t.getBoundingClientRect(), i = t.querySelector('img').getBoundingClientRect();
         const c = t.querySelector('.tile-caption'), cr = c.getBoundingClientRect();
-        const style = getComputedStyle(c.querySelector('time'));
+        const style = getComputedStyle(c.querySelector('time') || c.querySelector('.tile-album'));  // (undated: no date)
         return {tile: [r.height, r.width], img: [i.height, i.width], cap: [cr.top, cr.bottom, cr.left, cr.right],
                 imgbox: [i.top, i.bottom, i.left, i.right], colour: style.color, line: style.textDecorationLine,
                 album: c.querySelector('.tile-album').getBoundingClientRect().height};

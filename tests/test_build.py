@@ -253,7 +253,7 @@ def test_metadata_precedence(tmp_path):
     assert times["c"] == "2015-04-05"  # an IPTC day without a time: a day, not midnight
     assert times["d"] == "2014-01-01T08:00:00+00:00"
     assert times["img-20130607-080910"] == "2013-06-07T08:09:10+00:00"
-    assert times["e"] == "2012-01-01T12:00:00+00:00"
+    assert "e" not in times  # its file's time is not when it was taken (see test_undated_media...)
 
 
 
@@ -304,6 +304,7 @@ def test_a_burst_keeps_its_order_by_sub_seconds_but_pages_show_whole_seconds(tmp
 
 
 def test_modification_times_sort_photos_but_do_not_date_albums_that_have_real_dates(tmp_path):
+    """With file_dates: by default a file's time dates nothing (see test_undated_media_...)."""
     src = tmp_path / "p"
     make_jpeg(src / "Family" / "Trip" / "jan.jpg", date="2019:01:10 10:00:00")
     make_jpeg(src / "Family" / "Trip" / "mar.jpg", date="2019:03:05 10:00:00")
@@ -314,7 +315,7 @@ def test_modification_times_sort_photos_but_do_not_date_albums_that_have_real_da
         os.utime(scan, (stamp, stamp))
     make_jpeg(src / "Later" / "a.jpg", date="2021:05:05 10:00:00")
     site = tmp_path / "site"
-    config = 'timezone = "UTC"\n[sort]\nmedia = "-date"\nalbums = "-date"\n'
+    config = 'timezone = "UTC"\nfile_dates = true\n[sort]\nmedia = "-date"\nalbums = "-date"\n'
     build_site(src, site, "-c", str(write_config(tmp_path, config)))
 
     def cards(page: Path) -> dict[str, tuple[str, str]]:
@@ -703,7 +704,7 @@ def test_a_decoder_crash_fails_only_its_file_with_one_worker_and_in_a_one_photo_
     (src / "boom.jpg").unlink()
     make_jpeg(src / "boom2.jpg", size=(320, 200))
     done = build("--strict", "-v")
-    assert "processed 1 image\n" in done.stdout, done.stdout
+    assert "processed 1 photo\n" in done.stdout, done.stdout
     # read again: boom2.jpg (new) and oom.jpg (killed from outside: it may work next time), not
     # parsebomb.jpg (its crash is remembered until the file changes)
     assert "read 2 new or changed files" in done.stdout, done.stdout

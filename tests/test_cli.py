@@ -151,11 +151,13 @@ def test_a_build_on_a_terminal_still_forks_its_workers(tmp_path):
         return json.loads(out.read_text()), b"".join(chunks).decode(errors="replace")
 
     methods, shown = build_on_a_terminal()
-    assert methods == ["fork"] and "Processing images" in shown, shown
+    assert methods == ["fork"] and "Processing photos" in shown, shown
     make_jpeg(src / "b.jpg", size=(320, 200))  # an incremental build: the workers start during the scan
     methods, shown = build_on_a_terminal()
     assert methods == ["fork"], methods
-    assert "Processing images" in shown and "2 photos" in shown, shown
+    assert "Processing photos" in shown and "2 photos" in shown, shown
+    methods, shown = build_on_a_terminal()  # nothing changed: the display ended on 'Scanning 0/0'
+    assert "0/0" not in shown and "nothing changed since the last build" in shown, shown
 
 
 def test_the_progress_bar_keeps_moving_once_the_workers_exist():
@@ -184,7 +186,10 @@ def test_the_progress_bar_keeps_moving_once_the_workers_exist():
 
 
 def test_lists_of_files_in_messages_read_the_same_everywhere():
-    from albumen.report import plural, some
+    from albumen.report import media_count, plural, some
+
+    assert (media_count(3, 2), media_count(0, 5), media_count(1, 0), media_count(0, 0)) == (
+        "3 photos and 2 videos", "5 videos", "1 photo", "0 photos")
 
     assert some(["a.jpg"]) == "a.jpg"
     assert some([f"{i}.jpg" for i in range(5)]) == "0.jpg, 1.jpg, 2.jpg, 3.jpg, 4.jpg"

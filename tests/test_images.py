@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -860,7 +861,11 @@ def test_camera_values_are_shown_as_cameras_show_them_and_impossible_ones_left_o
 
     a, b, c = shown("a"), shown("b"), shown("c")
     assert a["Exposure"] == "1/2.5 s" and a["Aperture"] == "f/2.8" and a["Focal length"].startswith("10.8 mm")
-    assert b["Exposure"] == "1/1.3 s" and b["ISO"] == "ISO 204800"
+    assert b["Exposure"] == "1/1.3 s" and b["ISO"] == "204800"  # beside its label (it read 'ISO / ISO 204800')
+    assert a["ISO"] == "200"
+    # the viewer shows the facts on one line, without labels: the number keeps its name there
+    items = json.loads(soup(site / "index.html").select_one("#albumen-items").string)
+    line = next(item["c"] for item in items if item["n"] == 2)  # b.jpg
+    assert line == "Canon EOS R5 · 1/1.3 s · f/5.6 · ISO 204800", line
     assert c["Exposure"] == "1/724 s" and c["Aperture"] == "f/16"
-    when = soup(site / "future" / "index.html").select_one(".photo-meta time")["datetime"]
-    assert not when.startswith("2099")  # the file's own time instead, as for a photo without a date
+    assert soup(site / "future" / "index.html").select_one(".photo-meta time") is None  # undated, as it is

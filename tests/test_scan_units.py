@@ -145,11 +145,11 @@ def test_headers_read_tolerantly_and_private_marks_outside_a_whole_header_fail_c
         assert meta_bool(meta, "private") is not True and notes == [], text  # the body is prose
 
 
-def test_markdown_without_raw_html():
-    html = render_markdown("<script>alert(1)</script> and [x](javascript:alert(1)) **bold**")
-    assert "<script>" not in html and "&lt;script&gt;" in html
+def test_markdown_keeps_only_sanitized_html():
+    html = render_markdown('**bold** and [x](javascript:alert(1)) <em onclick="x()">em</em> <script>alert(1)</script>')
+    assert "<script" not in html and "alert(1)</" not in html and "onclick" not in html
     assert 'href="javascript' not in html
-    assert "<strong>bold</strong>" in html
+    assert "<strong>bold</strong>" in html and "<em>em</em>" in html
 
 
 def test_natural_order():

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import xml.etree.ElementTree as ET
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import feedparser
@@ -17,9 +18,9 @@ from conftest import build_site, crawl, make_jpeg, soup, write_config
 
 @pytest.fixture
 def mixed(tmp_path):
-    """Eleven photos over nested albums, dated by EXIF, sidecar, file name and mtime."""
+    """Eleven photos over nested albums, dated by EXIF, sidecar and file name, one undated."""
     src = tmp_path / "photos"
-    expected = {}  # src_uri -> datetime (UTC build)
+    expected = {}  # src_uri -> datetime (UTC build), None when undated
 
     def exif(rel, when):
         make_jpeg(src / rel, date=when.strftime("%Y:%m:%d %H:%M:%S"))
@@ -35,9 +36,9 @@ def mixed(tmp_path):
     expected["2024/Trip/f.jpg"] = datetime(2024, 6, 2, 8)
     make_jpeg(src / "2024/Trip/IMG_20240603_070000.jpg")
     expected["2024/Trip/IMG_20240603_070000.jpg"] = datetime(2024, 6, 3, 7)
-    g = make_jpeg(src / "Misc/g.jpg")
+    g = make_jpeg(src / "Misc/g.jpg")  # undated (its file's time is not when it was taken): after the others
     os.utime(g, (datetime(2022, 2, 2, 2, 2).timestamp(),) * 2)
-    expected["Misc/g.jpg"] = datetime(2022, 2, 2, 2, 2)
+    expected["Misc/g.jpg"] = None
     exif("Misc/h.jpg", datetime(2023, 7, 14, 18))  # same instant as c.jpg: ties by album path, then name
     exif("Misc/Deep/Er/i.jpg", datetime(2021, 5, 5, 5))
     exif("j.jpg", datetime(2024, 12, 24, 20))
@@ -67,14 +68,16 @@ def test_stream_lists_every_media_once_newest_first(mixed, tmp_path):
         page = site / "stream" / ("index.html" if n == 0 else f"page/{n + 1}/index.html")
         doc = soup(page)
         items = doc.select(".grid li")
-        stamps = [li.select_one("time")["datetime"] for li in items]
-        assert len(doc.select("time")) == len(items)  # no other <time> on stream pages
+        stamps = [li.select_one("time")["datetime"] if li.select_one("time") else None for li in items]
+        assert len(doc.select("time")) == len([t for t in stamps if t])  # no other <time> on stream pages
         assert all(li.select_one(".tile-album").get_text() for li in items)
         times += stamps
-    order = sorted(expected, key=lambda k: expected[k], reverse=True)
-    assert times == sorted(times, reverse=True)
+    order = sorted(expected, key=lambda k: (expected[k] is not None, expected[k] or datetime.min), reverse=True)
     assert len(times) == len(expected) == 11
-    assert [datetime.fromisoformat(t).replace(tzinfo=None) for t in times] == [expected[k] for k in order]
+    assert times[-1] is None and None not in times[:-1]  # the undated photo comes last
+    assert times[:-1] == sorted(times[:-1], reverse=True)
+    assert [datetime.fromisoformat(t).replace(tzinfo=None) if t else None for t in times] == [expected[k] for k in order]
+    assert [h for p in pages for h in p][-1] == "misc/g"
     # the tie: 2023/Summer/Beach/c.jpg before Misc/h.jpg (album path order)
     flat = [h for p in pages for h in p]
     assert flat.index("2023/summer/beach/c") < flat.index("misc/h"), flat
@@ -133,7 +136,7 @@ def test_feeds_parse_newest_first_with_resolving_links(mixed, tmp_path):
     site = tmp_path / "site"
     conf = write_config(tmp_path, 'url = "https://photos.example.org/gallery/"\ntimezone = "UTC"\n[feeds]\nitems = 6\n')
     build_site(src, site, "-c", str(conf))
-    order = sorted(expected, key=lambda k: expected[k], reverse=True)
+    order = sorted((k for k in expected if expected[k]), key=lambda k: expected[k], reverse=True)
     for name, version in (("feed.xml", "atom10"), ("rss.xml", "rss20")):
         feed = feedparser.parse((site / name).read_bytes())
         assert not feed.bozo, feed.bozo_exception
@@ -220,3 +223,58 @@ def test_stream_items_of_a_big_album_say_their_place_in_it(tmp_path):
     for i in (1, 7, 64, 70):
         assert alts[f"p{i:02d}"].startswith(f"Photo {i} of 70, Big"), alts[f"p{i:02d}"]
     assert alts["s1"].startswith("Photo 1 of 1, Small")
+
+
+def test_undated_media_show_no_date_and_come_after_dated_ones(tmp_path):
+    """A photo of 2005 copied today has only today's file time: it was shown as taken '4 December 2026'
+    and led the stream as the newest. Undated, it shows no date and comes after the dated media (in the
+    stream, the feeds and date orders, both ways); its feed entry is updated at the file's time, not
+    published then. file_dates = true asks for the file's time as the date."""
+    src = tmp_path / "p"
+    make_jpeg(src / "Trip" / "beach.jpg", date="2005:06:01 10:00:00")
+    make_jpeg(src / "Trip" / "later.jpg", date="2010:06:01 10:00:00")
+    copied = datetime(2026, 12, 4, 9, 30, tzinfo=UTC)
+    scan = make_jpeg(src / "Trip" / "scan.jpg")
+    os.utime(scan, (copied.timestamp(),) * 2)
+    make_jpeg(src / "Other" / "x.jpg", date="2008:01:01 10:00:00")
+    make_jpeg(src / "Desc" / "a.jpg", date="2001:01:01 10:00:00")
+    make_jpeg(src / "Desc" / "b.jpg", date="2002:01:01 10:00:00")
+    os.utime(make_jpeg(src / "Desc" / "c.jpg"), (datetime(2026, 11, 1, tzinfo=UTC).timestamp(),) * 2)
+    (src / "Desc" / "index.md").write_text("Sort: -date\n")
+    site = tmp_path / "site"
+    conf = 'url = "https://x.org/"\ntimezone = "UTC"\n'
+    build_site(src, site, "-c", str(write_config(tmp_path, conf)))
+
+    page = soup(site / "trip" / "scan" / "index.html")
+    assert page.select("time") == [] and "2026" not in page.get_text()
+    assert page.select_one("img.photo-image")["alt"] == "Photo 3 of 3, Trip"
+    viewer = json.loads(soup(site / "trip" / "index.html").select_one("#albumen-items").string)
+    assert [(i["n"], i["dt"], i["di"]) for i in viewer][2] == (3, "", "")
+    assert soup(site / "trip" / "index.html").select_one(".album-meta time").get_text() == "June 2005 – June 2010"
+    assert stream_slugs(site) == [["trip/later", "other/x", "trip/beach", "desc/b", "desc/a", "desc/c", "trip/scan"]]
+    tile = soup(site / "stream" / "index.html").select(".grid li")[-1]
+    assert tile.select_one("time") is None and tile.select_one(".tile-album").get_text() == "Trip"
+    # album orders: undated last whichever the direction
+    assert [li["id"] for li in soup(site / "trip" / "index.html").select(".grid li")] == ["beach", "later", "scan"]
+    assert [li["id"] for li in soup(site / "desc" / "index.html").select(".grid li")] == ["b", "a", "c"]
+    # feeds: no published date for it, the file's time as when it was last updated
+    atom = ET.parse(site / "feed.xml").getroot()
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    entries = {e.find("a:id", ns).text: e for e in atom.findall("a:entry", ns)}
+    undated = entries["https://x.org/trip/scan/"]
+    assert undated.find("a:published", ns) is None
+    assert undated.find("a:updated", ns).text == "2026-12-04T09:30:00+00:00"
+    dated = entries["https://x.org/trip/beach/"]
+    assert dated.find("a:published", ns).text == dated.find("a:updated", ns).text == "2005-06-01T10:00:00+00:00"
+    assert atom.find("a:updated", ns).text == "2026-12-04T09:30:00+00:00"  # the feed's latest change
+    assert not feedparser.parse((site / "feed.xml").read_bytes()).bozo
+    rss = ET.parse(site / "rss.xml").getroot()
+    items = {i.find("link").text: i for i in rss.iter("item")}
+    assert items["https://x.org/trip/scan/"].find("pubDate") is None
+    assert items["https://x.org/trip/beach/"].find("pubDate").text == "Wed, 01 Jun 2005 10:00:00 +0000"
+
+    # asked for, the file's time is the date: shown, and sorted as such
+    site2 = tmp_path / "site2"
+    build_site(src, site2, "-c", str(write_config(tmp_path, conf + "file_dates = true\n")))
+    assert soup(site2 / "trip" / "scan" / "index.html").select_one(".photo-meta time").get_text() == "4 December 2026, 09:30"
+    assert stream_slugs(site2)[0][0] == "trip/scan"

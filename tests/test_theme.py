@@ -185,3 +185,14 @@ def test_a_day_alone_is_shown_without_a_made_up_time(tmp_path):
     assert soup(site / "day" / "index.html").select_one("time")["datetime"] == "2024-03-01"  # a day, in HTML too
     assert shown("timed") == "1 March 2024, 14:30"
     assert shown("midnight") == "6 May 2024, 00:00"
+
+
+def test_counts_name_photos_and_videos_apart_in_each_language():
+    from albumen.render.i18n import format_counts
+
+    assert format_counts(30, 1, "en") == "30 photos, 1 video"
+    assert format_counts(1, 0, "en") == "1 photo"
+    assert format_counts(0, 5, "en") == "5 videos"
+    assert format_counts(0, 0, "en") == "0 photos"
+    assert format_counts(30, 2, "fr") == "30 photos, 2 vidéos"
+    assert format_counts(0, 1, "fr") == "1 vidéo"

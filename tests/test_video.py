@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -123,6 +124,12 @@ def test_video_page_grid_badge_captions_and_stream(tmp_path):
     card = soup(site / "index.html").select_one(".card-meta")  # the album's card counts both kinds
     assert [s.get_text() for s in card.select("span")] == ["1 photo", "1 video"]
     stream = soup(site / "stream" / "index.html")
+    # everywhere a count is shown, a video is not a photo (the stream said '2 photos')
+    assert [s.get_text() for s in stream.select(".album-meta span")] == ["1 photo", "1 video"]
+    assert stream.find("meta", attrs={"name": "description"})["content"] == "1 photo, 1 video"
+    album = soup(site / "trip" / "index.html")
+    assert [s.get_text() for s in album.select(".album-meta span")] == ["1 photo", "1 video"]
+    assert album.find("meta", attrs={"property": "og:description"})["content"] == "1 photo, 1 video, 1 January 2001"
     assert "clip/" in [a["href"].split("/")[-2] + "/" for a in stream.select(".grid a")]
     assert "clip" in (site / "feed.xml").read_text()
     assert crawl(site).broken == []
@@ -135,8 +142,25 @@ def test_videos_are_not_re_encoded_when_nothing_changed(tmp_path):
     build_site(src, site)
     before = {p: p.stat().st_mtime_ns for p in site.rglob("*.mp4")}
     result = build_site(src, site, "-v")
-    assert "made 0 derivatives of 0 images" in result.stdout
+    assert "made 0 derivatives;" in result.stdout
     assert {p: p.stat().st_mtime_ns for p in site.rglob("*.mp4")} == before
+
+
+def test_the_build_log_counts_videos_as_videos(tmp_path):
+    """Five videos were 'processed 5 images' and 'made 15 derivatives of 5 images'."""
+    src = tmp_path / "p"
+    make_video(src / "a.mp4", seconds=0.4, audio=False)
+    make_video(src / "b.mp4", seconds=0.4, audio=False)
+    site = tmp_path / "site"
+    lines = build_site(src, site).stdout.splitlines()
+    assert "processed 2 videos" in lines and "read 2 new or changed files" in lines
+    assert next(line for line in lines if line.startswith("made ")) == (
+        "made 6 derivatives of 2 videos; rendered 5 pages, wrote 9 files; removed 0 stale files")
+    assert lines[-1].startswith("built 1 album, 0 photos, 2 videos, 0 skipped in ")
+    make_jpeg(src / "c.jpg", size=(300, 200))
+    lines = build_site(src, site).stdout.splitlines()
+    assert "processed 1 photo" in lines
+    assert next(line for line in lines if line.startswith("made ")).startswith("made 2 derivatives of 1 photo; ")
 
 
 def test_remux_or_transcode_by_settings_and_modern_formats(tmp_path):
@@ -352,3 +376,91 @@ def test_an_interrupted_build_leaves_no_temporary_file(tmp_path, encoder):
         assert not [p.relative_to(site) for p in site.rglob(".albumen-tmp-*")], signum
         still = subprocess.run(["pgrep", "-f", str(site)], capture_output=True, text=True).stdout.split()
         assert not still, f"{still} still writing into the output after the build exited"
+
+
+def _cut(path: Path, fraction: float) -> Path:
+    """The file cut off after `fraction` of its bytes, as an interrupted copy or download leaves it."""
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * fraction)])
+    return path
+
+
+def _ends_early(text: str) -> list[tuple[str, float, float]]:
+    """(file, seconds published, seconds declared) of each 'ends early' warning."""
+    found = re.findall(r"warning: (\S+): the file ends early \(cut off\?\); published the first ([\d.]+) s of ([\d.]+) s",
+                       text)
+    return [(name, float(shown), float(whole)) for name, shown, whole in found]
+
+
+def test_a_video_cut_off_part_way_is_published_with_a_warning(tmp_path):
+    """FFmpeg reads a cut-off file as far as it goes and stops without an error: such a video was
+    published shorter than it is, without a word."""
+    src = tmp_path / "p"
+    _cut(make_video(src / "clip.mp4", seconds=4.0, faststart=True), 0.5)
+    _cut(make_video(src / "film.mkv", seconds=4.0, fmt="matroska"), 0.5)
+    make_video(src / "whole.mp4", seconds=2.0, faststart=True)
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    found = {name: (shown, whole) for name, shown, whole in _ends_early(result.stderr)}
+    assert set(found) == {"clip.mp4", "film.mkv"}, result.stderr  # the whole one is not named
+    for name, (shown, whole) in found.items():
+        assert whole == 4.0 and 1.0 < shown < 3.0, (name, shown)
+        slug = name.split(".")[0]
+        published = probe(next((site / slug).glob("*.mp4")))
+        assert abs(published["duration"] - shown) < 0.3, (name, published, shown)
+        badge = soup(site / "index.html").select_one(f"li#{slug} .badge").get_text()
+        assert badge == f"0:{round(shown):02d}", (name, badge)  # what was published, not the header's 0:04
+    assert "built 1 album, 0 photos, 3 videos, 0 skipped" in result.stdout
+    again = build_site(src, site)  # said at every build while the file is as it is
+    assert {name for name, _, _ in _ends_early(again.stderr)} == {"clip.mp4", "film.mkv"}
+    assert "nothing changed since the last build" in again.stdout
+    build_site(src, site, "--strict", expect=1)
+
+
+def test_videos_read_by_an_older_reader_are_read_again(tmp_path):
+    """A cut-off video already in the build cache was read before the reader looked at its end: its
+    record is read again (and only videos' are)."""
+    from albumen.config import Config
+    from albumen.scan import FileRecord, ScanCache, read_media_file, scan_source
+
+    src = tmp_path / "p"
+    clip = _cut(make_video(src / "clip.mp4", seconds=4.0, faststart=True), 0.5)
+    photo = make_jpeg(src / "photo.jpg")
+    asked: list[str] = []
+
+    class OlderCache(ScanCache):
+        def get_file(self, src_uri, size, mtime_ns):
+            asked.append(src_uri)
+            path = clip if src_uri == "clip.mp4" else photo
+            record = read_media_file(str(path), src_uri, 10**9)
+            record.notes = []
+            del record.reader  # as unpickled from a record cached before the field existed
+            return record
+
+        def put_file(self, src_uri, size, mtime_ns, record: FileRecord):
+            asked.append(f"put {src_uri}")
+
+    gallery = scan_source(str(src), Config(), OlderCache())
+    assert sorted(asked) == ["clip.mp4", "photo.jpg", "put clip.mp4"]
+    assert any(w.startswith("clip.mp4: the file ends early") for w in gallery.warnings), gallery.warnings
+
+
+@needs_corpus
+def test_corpus_video_cut_off_is_published_with_a_warning(tmp_path):
+    """The corpus's camera-like MP4 (H.264/AAC, index first) cut at 60%, and any video the corpus
+    lists as cut off: each published with the warning, or skipped with its reason, never silently short."""
+    src = tmp_path / "p"
+    src.mkdir()
+    _cut(Path(shutil.copy(CORPUS / "hard" / "video" / "testsrc_h264_aac.mp4", src / "cut.mp4")), 0.6)
+    listed = []
+    for row in (CORPUS / "hard" / "MANIFEST.tsv").read_text().splitlines():
+        name, *rest = row.split("\t")
+        if name.startswith("video/") and re.search(r"truncat|cut off|cut to|partial", " ".join(rest), re.I):
+            listed.append(Path(shutil.copy(CORPUS / "hard" / name, src / Path(name).name)).name)
+    site = tmp_path / "site"
+    result = build_site(src, site)
+    found = {name: (shown, whole) for name, shown, whole in _ends_early(result.stderr)}
+    assert "cut.mp4" in found and found["cut.mp4"][1] == 3.0 and found["cut.mp4"][0] < 2.5, result.stderr
+    assert abs(probe(next((site / "cut").glob("*.mp4")))["duration"] - found["cut.mp4"][0]) < 0.3
+    for name in listed:
+        assert name in found or f"skipped: {name}:" in result.stderr, (name, result.stderr)

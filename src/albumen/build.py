@@ -36,7 +36,7 @@ from .process.executor import run_jobs
 from .process.plan import STATIC_DIR, SitePlan, plan_jobs, plan_site
 from .process.specs import ImageJob, Placeholder, VideoJob
 from .render.themes import theme_dirs
-from .report import QuietReporter, Reporter, plural, some
+from .report import QuietReporter, Reporter, media_count, plural, some
 from .scan import WalkReport, arrange_gallery, check_private, scan_source, walk_source
 from .scan.arrange import covers_shown, is_published, published_albums
 from .tokens import albumen_home, current_rotations, load_secret, private_dirs
@@ -70,7 +70,8 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)  # worth saying once, not problems (--strict ignores them)
     derivatives_made: int = 0
     derivatives_moved: int = 0  # made before under another folder: linked into place, not re-made
-    images_processed: int = 0
+    photos_processed: int = 0  # photos whose derivatives this build made (successfully)
+    videos_processed: int = 0  # and videos
     pages_rendered: int = 0
     pages_written: int = 0
     stale_removed: int = 0
@@ -78,6 +79,11 @@ class BuildReport:
     output_was_ours: bool = False  # the output held Albumen's static files when the build started
     unchanged: bool = False  # nothing read, made or written: the sources were as the last build left them
     seconds: float = 0.0
+
+    @property
+    def processed(self) -> str:
+        """'3 photos and 2 videos' processed by this build."""
+        return media_count(self.photos_processed, self.videos_processed)
 
     @property
     def problems(self) -> bool:
@@ -278,7 +284,10 @@ def _run(
     cache.stamp_outputs(reuse.moved + touched)
     del reuse
     cache.reserve_outputs(spec.dest_uri for job in todo for spec in job.outputs)
-    reporter.phase("Processing images", total=len(todo))
+    if todo:  # (a phase with nothing to do would show as an empty bar)
+        videos = sum(isinstance(job, VideoJob) for job in todo)
+        kinds = "photos and videos" if 0 < videos < len(todo) else "videos" if videos else "photos"
+        reporter.phase(f"Processing {kinds}", total=len(todo))
     fresh: list[tuple[str, str, str]] = []
     made: list[tuple[str, int, int]] = []  # stamps of derivatives made, for the cache's manifest
     failed: list[tuple[str, str]] = []
@@ -292,13 +301,17 @@ def _run(
             writer = early.writer = _PageWriter(
                 _renderer(gallery, plan, cache, config, theme), sink, cache, options, report, damaged
             )
-        reporter.advance(result.job_id)
+        kind = gallery.media[result.job_id].kind
+        reporter.advance(result.job_id, kind)
         if not result.ok:
             reporter.note(f"skipped {result.job_id}: {result.error}")
             failed.append((result.job_id, result.error or "processing failed"))
             early.stop()
             continue
-        report.images_processed += 1
+        if kind == "video":
+            report.videos_processed += 1
+        else:
+            report.photos_processed += 1
         report.derivatives_made += len(result.written)
         made.extend(result.written)
         if result.placeholder:
@@ -354,7 +367,7 @@ def _run(
     report.videos = sum(1 for m in gallery.media.values() if m.kind == "video")
     report.ignored = gallery.ignored
     report.skipped = sorted(gallery.skipped, key=lambda s: s.src_uri)
-    report.warnings += gallery.warnings + plan.warnings
+    report.warnings += gallery.warnings + plan.warnings + renderer.warnings
     report.notes += renderer.notes
     cache.set_meta("summary", json.dumps({
         "albums": report.albums, "photos": report.photos, "videos": report.videos, "ignored": report.ignored,

@@ -16,7 +16,7 @@ import click
 from . import __version__
 from .config import CONFIG_NAME, load_config
 from .errors import AlbumenError, UsageError
-from .report import plural
+from .report import media_count, plural
 
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130  # usage and config errors carry their own status (2)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -54,24 +54,29 @@ def _sigterm_as_interrupt():
 class PlainReporter:
     """Line-based log for pipes, CI and files: one line per phase that did work."""
 
-    DONE = {"Reading metadata": "read {n} new or changed file{s}", "Processing images": "processed {n} image{s}",
-            "Writing pages": "rendered {n} page{s}"}
+    DONE = {"Reading metadata": "read {n} new or changed file{s}", "Writing pages": "rendered {n} page{s}"}
 
     def __init__(self, verbosity: int) -> None:
         self.verbosity = verbosity
         self.count = 0
+        self.kinds: dict[str, int] = {}
         self.name = ""
 
     def _end_phase(self) -> None:
-        if self.name in self.DONE and self.count and self.verbosity >= 1:
+        if not self.count or self.verbosity < 1:
+            return
+        if self.name.startswith("Processing "):  # photos and videos, each counted as what it is
+            _say(f"processed {media_count(self.kinds.get('image', 0), self.kinds.get('video', 0))}")
+        elif self.name in self.DONE:
             _say(self.DONE[self.name].format(n=self.count, s="" if self.count == 1 else "s"))
 
     def phase(self, name: str, total: int | None = None) -> None:
         self._end_phase()
-        self.name, self.count = name, 0
+        self.name, self.count, self.kinds = name, 0, {}
 
-    def advance(self, detail: str = "") -> None:
+    def advance(self, detail: str = "", kind: str = "") -> None:
         self.count += 1
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
         if self.verbosity >= 2 and detail:
             _say(f"  {detail}")
 
@@ -141,14 +146,24 @@ class RichReporter:
             self.progress.refresh()
             self.drawn = time.monotonic()
 
-    def phase(self, name: str, total: int | None = None) -> None:
-        if self.task is not None:
-            task = self.progress.tasks[-1]
+    def _end_task(self) -> None:
+        """The phase that ends shows what it did; one that did nothing (a scan that found nothing new,
+        which read 'Scanning 0/0' at the end of the display) is taken off."""
+        if self.task is None:
+            return
+        task = next(t for t in self.progress.tasks if t.id == self.task)
+        if task.completed:
             self.progress.update(self.task, total=task.completed)
+        else:
+            self.progress.remove_task(self.task)
+        self.task = None
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        self._end_task()
         self.task = self.progress.add_task(name, total=total)
         self._redraw(now=True)
 
-    def advance(self, detail: str = "") -> None:
+    def advance(self, detail: str = "", kind: str = "") -> None:
         if self.task is not None:
             self.progress.advance(self.task)
             self._redraw()
@@ -161,9 +176,8 @@ class RichReporter:
         _say(f"{text}…", err=True)
 
     def close(self) -> None:
-        if self.task is not None:
-            task = self.progress.tasks[-1]
-            self.progress.update(self.task, total=task.completed)
+        self._end_task()
+        self._redraw(now=True)
         self.stopped.set()
         if self.ticker is not None:
             self.ticker.join()
@@ -308,8 +322,9 @@ def _print_report(report, verbosity: int) -> None:
     if verbosity >= 1 and report.unchanged:
         _say("nothing changed since the last build")
     if verbosity >= 1:
+        made = plural(report.derivatives_made, "derivative")
         _say(
-            f"made {plural(report.derivatives_made, 'derivative')} of {plural(report.images_processed, 'image')}"
+            (f"made {made} of {report.processed}" if report.photos_processed + report.videos_processed else f"made {made}")
             + (f" ({report.derivatives_moved} more moved, not re-made)" if report.derivatives_moved else "")
             + "; "
             f"rendered {plural(report.pages_rendered, 'page')}, wrote {plural(report.pages_written, 'file')}; "
@@ -362,7 +377,7 @@ def serve(source, output, config_path, host, port, open_browser, no_watch, jobs)
         with _sigterm_as_interrupt():
             status = run_serve(
                 options, builder,
-                echo=lambda text: _say(text, err=text.startswith(("warning", "rebuild failed", "config not"))),
+                echo=lambda text: _say(text, err=text.startswith(("warning", "rebuild failed", "build failed", "config not"))),
             )
     except AlbumenError as exc:
         fail(exc)

@@ -149,7 +149,7 @@ def write_demo(directory: Path) -> int:
                     continue
                 img.save(folder / "circles.png")
                 stamp = when.timestamp()
-                os.utime(folder / "circles.png", (stamp, stamp))  # no EXIF in this PNG: the date is its mtime
+                os.utime(folder / "circles.png", (stamp, stamp))  # no EXIF in this PNG: undated (but with file_dates)
                 count += 1
                 continue
             if kind == "abstract" and i == 2:

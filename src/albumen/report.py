@@ -7,7 +7,8 @@ from typing import Protocol
 
 class Reporter(Protocol):
     def phase(self, name: str, total: int | None = None) -> None: ...
-    def advance(self, detail: str = "") -> None: ...
+    def advance(self, detail: str = "", kind: str = "") -> None:
+        """One item done; kind: 'image' or 'video' for a media processed, else ''."""
     def note(self, text: str) -> None: ...
     def waiting(self, text: str) -> None: ...  # for another process to finish with the output (--wait)
 
@@ -16,7 +17,7 @@ class QuietReporter:
     def phase(self, name: str, total: int | None = None) -> None:
         pass
 
-    def advance(self, detail: str = "") -> None:
+    def advance(self, detail: str = "", kind: str = "") -> None:
         pass
 
     def note(self, text: str) -> None:
@@ -29,6 +30,13 @@ class QuietReporter:
 def plural(n: int, word: str) -> str:
     """'1 photo', '3 photos'."""
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def media_count(photos: int, videos: int) -> str:
+    """'3 photos and 2 videos', '5 videos', '1 photo': a video is not counted as a photo (or an image)."""
+    if photos and videos:
+        return f"{plural(photos, 'photo')} and {plural(videos, 'video')}"
+    return plural(videos, "video") if videos else plural(photos, "photo")
 
 
 def some(items: list[str], limit: int = 5) -> str:

@@ -26,8 +26,8 @@ class SortConfig:
     albums: str = setting(
         "-date",
         "Order of sub-albums: 'date', 'name', 'title' or any sidecar key; a leading '-' sorts descending. "
-        "An album's date is its newest photo (dates guessed from file modification times count only when no photo "
-        "of the album has a better one). index.md can override it per album with 'album_sort'.",
+        "An album's date is its newest photo (file modification times, with file_dates, count only when no photo "
+        "of the album has a better date). index.md can override it per album with 'album_sort'.",
         kind="sort",
     )
     media: str = setting(
@@ -176,6 +176,13 @@ class Config:
         "",
         "Time zone for dates without one (plain EXIF), e.g. 'Europe/Paris'. Default: this computer's zone.",
         kind="timezone",
+    )
+    file_dates: bool = setting(
+        False,
+        "Date a photo or video that says nothing of when it was taken (no EXIF, XMP, IPTC, sidecar or file-name "
+        "date) by its file's modification time. Off, such media show no date and come after the dated ones in the "
+        "stream and in date orders: a file's time is when it was copied or edited, and a photo of 2005 copied "
+        "today would read as today's and lead the stream.",
     )
     theme: str = setting(
         "",

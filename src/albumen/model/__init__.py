@@ -90,12 +90,13 @@ class Media:
     sidecar: Sidecar | None = None
     paired: tuple[str, ...] = ()  # RAW or Live Photo files published as part of this one
     tracks: tuple[tuple[str, str], ...] = ()  # videos: (src_uri of a .vtt caption file, language or '')
-    # Resolved by precedence: sidecar > XMP > IPTC > embedded > file name > mtime
+    # Resolved by precedence: sidecar > XMP > IPTC > embedded > file name (> mtime with file_dates)
     title: str | None = None
     description_html: str = ""
     alt: str | None = None
-    date: datetime | None = None
-    date_source: str = "mtime"  # 'sidecar', an EmbeddedMetadata source, 'filename', or 'mtime': a guess
+    date: datetime | None = None  # None: nothing says when it was taken
+    # 'sidecar', an EmbeddedMetadata source, 'filename', 'mtime' (a guess, with the file_dates setting), '' (undated)
+    date_source: str = ""
     tags: tuple[str, ...] = ()
     author: str | None = None
     location: str | None = None

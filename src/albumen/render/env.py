@@ -152,6 +152,15 @@ def srcset_filter(ctx, images) -> str:
     return ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in images)
 
 
+def _description(ctx, description) -> str:
+    """A description's HTML as this page links it (see render.richtext.RichText)."""
+    render = getattr(description, "render", None)
+    if render is None:
+        return str(description)
+    url = ctx.environment.filters["url"]
+    return str(render(lambda target: url(ctx, target)))
+
+
 @pass_context
 def viewer_items(ctx, items, offset: int | None = None, total: int | None = None) -> Markup:
     """The lightbox's data for the photos of one page, as JSON that is safe inside <script>.
@@ -171,8 +180,8 @@ def viewer_items(ctx, items, offset: int | None = None, total: int | None = None
         # The link, alt text, srcset and placeholder are read from the page's own tile (data-index i),
         # so they are not repeated here: a 200-photo page stays small.
         entry = {
-            "t": m.title or "", "d": str(m.description), "dt": m.datetime_text, "di": m.date_iso,
-            "c": " · ".join(value for _, value in m.camera), "w": largest.width, "h": largest.height,
+            "t": m.title or "", "d": _description(ctx, m.description), "dt": m.datetime_text, "di": m.date_iso,
+            "c": m.camera_text, "w": largest.width, "h": largest.height,
             "src": url(ctx, largest.src), "k": m.kind,
             "n": m.index if offset is None else offset + i + 1, "of": m.count if total is None else total,
         }

@@ -89,6 +89,15 @@ def gettext_for(language: str):
     return gettext, ngettext
 
 
+def format_counts(photos: int, videos: int, language: str) -> str:
+    """'30 photos, 1 video', '1 video', '2 photos': each kind counted apart (a video is not a photo)."""
+    _, ngettext = gettext_for(language)
+    parts = [ngettext("%(num)s photo", "%(num)s photos", photos) % {"num": photos}] if photos or not videos else []
+    if videos:
+        parts.append(ngettext("%(num)s video", "%(num)s videos", videos) % {"num": videos})
+    return ", ".join(parts)
+
+
 def format_date(value: datetime | None, language: str) -> str:
     """'2 July 2024' / '2 juillet 2024'."""
     if value is None:

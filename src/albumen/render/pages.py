@@ -13,18 +13,17 @@ from email.utils import format_datetime as format_datetime_rfc822
 from pathlib import Path
 from typing import Protocol
 
-from markupsafe import Markup
-
 from .. import __version__
 from ..config import Config
 from ..errors import BuildError
 from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan, download_name
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
-from ..scan.arrange import is_published, published_albums, stream_order
+from ..scan.arrange import is_published, newest_first, published_albums, stream_order
 from .env import absolute_url, make_environment, theme_dirs
-from .i18n import format_date, format_iso, gettext_for
+from .i18n import format_counts, format_date, format_iso, gettext_for
 from .keys import Fingerprinter, digest, media_key
+from .richtext import Picture, RichText, relative_path, resolve_description
 from .views import (
     AlbumView,
     ImageRef,
@@ -34,7 +33,7 @@ from .views import (
     Pagination,
     SiteView,
     SourceSet,
-    camera_summary,
+    camera_facts,
     format_date_range,
     format_datetime,
     plain_text,
@@ -120,6 +119,7 @@ class ViewBuilder:
         self.gettext, self.ngettext = gettext_for(ctx.config.language)
         self._crumbs: dict[str, list[Link]] = {}
         self._positions: dict[str, dict[str, int]] = {}  # a few big albums: media uri -> place
+        self.warnings: dict[str, None] = {}  # images and links of descriptions left out (once each)
 
     def album_url(self, uri: str) -> str:
         folder = self.ctx.plan.album_dirs[uri]
@@ -149,11 +149,13 @@ class ViewBuilder:
         gallery = self.ctx.gallery
         album = gallery.albums[uri]
         lang = self.config.language
+        url = self.album_url(album.src_uri)
         view = AlbumView(
             src_uri=album.src_uri,
-            url=self.album_url(album.src_uri),
+            url=url,
             title=album.title,
-            description=Markup(album.description_html),
+            description=self.description(album.description_html, album.src_uri, url.rstrip("/"),
+                                         album.sidecar.src_uri if album.sidecar else album.src_uri),
             date_start=album.date_start,
             date_end=album.date_end,
             date_range=format_date_range(album.date_start, album.date_end, lang),
@@ -236,6 +238,7 @@ class ViewBuilder:
         page_number = (index - 1) // self.config.pages.page_size + 1
         album_page = album.url if page_number == 1 else f"{album.url}page/{page_number}/"
         slug = posixpath.basename(plan.dest_dir)
+        facts = camera_facts(media.embedded.camera, self.config.pages.exif, gettext)
         view = MediaView(
             src_uri=media.src_uri,
             kind=media.kind,
@@ -244,7 +247,8 @@ class ViewBuilder:
             name=media.name,
             title=media.title,
             alt=alt,
-            description=Markup(media.description_html),
+            description=self.description(media.description_html, media.album_uri, plan.dest_dir,
+                                         media.sidecar.src_uri if media.sidecar else media.src_uri),
             date=media.date,
             date_iso=format_iso(media.date) if media.date is None or _time_known(media) else media.date.date().isoformat(),
             date_text=date_text,
@@ -252,7 +256,8 @@ class ViewBuilder:
             tags=media.tags,
             author=media.author,
             location=media.location,
-            camera=camera_summary(media.embedded.camera, self.config.pages.exif, gettext),
+            camera=[(label, value) for label, value, _ in facts],
+            camera_text=" · ".join(alone for _, _, alone in facts),
             gps=gps,
             thumb=thumb,
             sources=sources,
@@ -267,6 +272,47 @@ class ViewBuilder:
             video=self._video(media, plan) if media.kind == "video" else None,
         )
         return view
+
+    def description(self, markup: str, album_uri: str, home: str, told_by: str) -> RichText:
+        """A description as its pages show it (see render.richtext): its images and relative links
+        resolved from the album's folder. told_by: the file it comes from, named in warnings."""
+        gallery, plan = self.ctx.gallery, self.ctx.plan
+        albums = gallery.albums
+        zone = albums[album_uri].zone
+
+        def picture(ref: str) -> Picture | None:
+            """A published photo of this very album, shown by one of its published images."""
+            uri = relative_path(album_uri, ref)
+            media = gallery.media.get(uri) if uri else None
+            if media is None or media.kind != "image" or media.album_uri != album_uri or uri not in plan.media:
+                return None
+            shown = [(src, look) for src, look in plan.media[uri].named() if look.role == "display"]
+            fallback = [(src, look) for src, look in shown if look.format == shown[0][1].format]  # JPEG or GIF
+            src, look = next((item for item in fallback if item[1].width >= 1024), fallback[-1])
+            return Picture(src, look.width, look.height, media.alt or media.title or "")
+
+        def page(ref: str) -> str | None:
+            """The page of a photo or an album that a visitor of this page may see."""
+            uri = relative_path(album_uri, ref)
+            if uri is None:
+                return None
+            media = gallery.media.get(uri)
+            if media is not None and uri in plan.media and albums[media.album_uri].zone in (None, zone):
+                return f"{plan.media[uri].dest_dir}/"
+            album = albums.get(uri)
+            if album is not None and album.zone in (None, zone) and is_published(album) and uri in plan.album_dirs:
+                return self.album_url(uri)
+            return None
+
+        def dropped(kind: str, ref: str) -> None:
+            shown = ref if len(ref) <= 80 else ref[:79] + "…"
+            if kind == "image":
+                why = "is not a published photo of this album (only the album's own photos are shown); left out"
+            else:
+                why = "leads to no photo or album of the gallery that this page may link to; shown as text"
+            self.warnings[f"{told_by}: {kind} {shown!r} {why}"] = None
+
+        return resolve_description(markup, home, self.config.pages.links, picture, page, dropped)
 
     def _video(self, media: Media, plan) -> dict:
         duration = media.info.duration
@@ -304,8 +350,10 @@ class PageTask:
 class StreamView:
     title: str
     url: str
-    total: int
+    total: int  # photos and videos
     offset: int  # items before this page
+    photo_count: int = 0
+    video_count: int = 0
 
 
 @dataclass(slots=True)
@@ -313,10 +361,11 @@ class FeedEntry:
     title: str
     id: str
     url: str
-    date: str  # RFC 3339
-    date_rfc822: str
+    date: str  # when it was taken (RFC 3339), '' when nothing says: Atom's <published>
+    date_rfc822: str  # the same for RSS's <pubDate>, or ''
     author: str | None
     content: str  # HTML, escaped by the XML template
+    updated: str = ""  # Atom's <updated>: when taken, else the file's time (when it was last changed)
 
 
 @dataclass(slots=True)
@@ -371,6 +420,11 @@ class SiteRenderer:
             self.notes.append(
                 "feeds and sitemap need the site's address: set url = \"https://…/\" in albumen.toml; not written"
             )
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems worth a warning found while making views (a description's image left out)."""
+        return list(self.builder.warnings)
 
     def compile_templates(self) -> None:
         """Compile every template of the theme now (Jinja keeps them): a few hundredths of a second
@@ -444,19 +498,21 @@ class SiteRenderer:
         uris = order[: config.stream.max_items] if config.stream.max_items else order
         size = config.stream.page_size
         total = len(uris)
+        videos = sum(1 for uri in uris if self.ctx.gallery.media[uri].kind == "video")
+        counts = format_counts(total - videos, videos, config.language)
         count = max(1, -(-total // size))
         base = f"{config.stream.path}/"
         urls = [base if n == 1 else f"{base}page/{n}/" for n in range(1, count + 1)]
         for n in range(1, count + 1):
             start = (n - 1) * size
             items = uris[start : start + size]
-            stream = StreamView(self.stream_title, base, total, start)
+            stream = StreamView(self.stream_title, base, total, start, total - videos, videos)
             page = self._page(
                 dir=urls[n - 1].rstrip("/"),
                 title=self.stream_title if n == 1 else f"{self.stream_title} ({n}/{count})",
                 kind="stream",
                 canonical=self._canonical(urls[n - 1]),
-                description=config.description,
+                description=config.description or counts,
                 pagination=Pagination(n, count, urls) if count > 1 else None,
             )
             head = (self.global_key, "stream.html", repr(page), repr(stream))
@@ -480,24 +536,29 @@ class SiteRenderer:
         config = self.ctx.config
         base = config.url
         entries = []
+        newest = datetime(1970, 1, 1, tzinfo=UTC)
         for uri in uris:
             view = self.builder.standalone(uri)
             if view is None:
                 continue
+            # a photo that says nothing of when it was taken has no published date; Atom needs an updated
+            # one, and the file's time is honest there: the last time the file changed
+            media = self.ctx.gallery.media[uri]
+            updated = media.date or datetime.fromtimestamp(media.mtime_ns / 1e9, UTC)
+            newest = max(newest, updated)
             url = absolute_url(base, view.url, config.pages.links)
             thumb = view.thumb
+            description = view.description.render(lambda target: absolute_url(base, target, config.pages.links))
             content = (
                 f'<p><a href="{html.escape(url)}"><img src="{html.escape(absolute_url(base, thumb.src))}" '
                 f'width="{thumb.width}" height="{thumb.height}" alt="{html.escape(view.alt)}"></a></p>'
-                f"{view.description}"
+                f"{description}"
             )
-            date = view.date or datetime.now(UTC)
             entries.append(FeedEntry(
-                title=view.title or view.alt, id=url, url=url, date=format_iso(date),
-                date_rfc822=format_datetime_rfc822(date), author=view.author, content=content,
+                title=view.title or view.alt, id=url, url=url, date=format_iso(media.date),
+                date_rfc822=format_datetime_rfc822(media.date) if media.date else "", author=view.author,
+                content=content, updated=format_iso(updated),
             ))
-        newest = self.ctx.gallery.media[uris[0]].date if uris else None
-        newest = newest or datetime(1970, 1, 1, tzinfo=UTC)
         return FeedView(
             title=title, subtitle=config.description, id=absolute_url(base, self_path),
             self_url=absolute_url(base, self_path), html_url=absolute_url(base, html_url, config.pages.links),
@@ -517,7 +578,7 @@ class SiteRenderer:
             for album in gallery.walk_albums(hidden=False):
                 if not album.src_uri or not is_published(album):
                     continue
-                uris = [m.src_uri for m in sorted(gallery.flatten(album.src_uri), key=lambda m: m.date, reverse=True)]
+                uris = [m.src_uri for m in sorted(gallery.flatten(album.src_uri), key=newest_first, reverse=True)]
                 url = self.builder.album_url(album.src_uri)
                 feed = self._feed(f"{album.title} · {self.site.title}", uris[: config.feeds.items], url, f"{url}feed.xml")
                 key = digest(self.global_key, "album-feed", repr(feed))
@@ -559,6 +620,11 @@ class SiteRenderer:
         count = album.page_count
         urls = [album.page_url(n) for n in range(1, count + 1)]
         header = fp.album(album)
+        # without a description of its own, an album is summed up by what it holds (the home page by the site's line)
+        summary = ", ".join(filter(None, [format_counts(album.photo_count, album.video_count, config.language),
+                                          album.date_range]))
+        if not album.url and config.description:
+            summary = config.description
         for n in range(1, count + 1):
             url = urls[n - 1]
             cover = album.cover
@@ -567,7 +633,7 @@ class SiteRenderer:
                 title=album.title if n == 1 else f"{album.title} ({n}/{count})",
                 kind="album",
                 canonical=self._canonical(url),
-                description=plain_text(str(album.description), 200) or config.description,
+                description=plain_text(str(album.description), 200) or summary,
                 image=absolute_url(config.url, cover.share_image.src) if cover and config.url else None,
                 pagination=Pagination(n, count, urls) if count > 1 else None,
                 **hidden,

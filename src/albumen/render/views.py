@@ -10,9 +10,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from markupsafe import Markup
-
 from .i18n import format_date, format_date_range, format_datetime
+from .richtext import RichText
 
 
 @dataclass(slots=True)
@@ -58,7 +57,7 @@ class MediaView:
     name: str  # original file name (shown only where the theme wants it)
     title: str | None
     alt: str
-    description: Markup
+    description: RichText  # sanitized HTML (see render.richtext); shown as is, it links from its own page
     date: datetime | None
     date_iso: str
     date_text: str
@@ -67,6 +66,7 @@ class MediaView:
     author: str | None
     location: str | None
     camera: list[tuple[str, str]]  # (label, value) pairs, already filtered by pages.exif
+    camera_text: str  # the same facts on one line, each readable without its label ('… · f/2.8 · ISO 1600')
     gps: tuple[float, float] | None
     thumb: ImageRef
     sources: list[SourceSet]  # fallback (JPEG/GIF) first, then modern formats
@@ -127,7 +127,7 @@ class AlbumView:
     src_uri: str
     url: str  # 'trip/' ('' for the home page)
     title: str
-    description: Markup
+    description: RichText  # shown as is, it links from the album's first page
     date_start: datetime | None
     date_end: datetime | None
     date_range: str
@@ -227,25 +227,36 @@ def format_exposure(seconds: float) -> str:
     return f"1/{round(inverse)} s"
 
 
-def camera_summary(camera, fields: tuple[str, ...], gettext) -> list[tuple[str, str]]:
-    """Human labels and values for the configured camera fields."""
-    out: list[tuple[str, str]] = []
+def camera_facts(camera, fields: tuple[str, ...], gettext) -> list[tuple[str, str, str]]:
+    """(label, value, the value read without its label) for the configured camera fields. The value
+    goes beside its label ('ISO' and '1600', never 'ISO 1600' under 'ISO'); alone, as in the viewer's
+    one line of facts, a bare number needs its unit ('ISO 1600')."""
+    out: list[tuple[str, str, str]] = []
+
+    def add(label: str, value: str, alone: str | None = None) -> None:
+        out.append((label, value, alone or value))
+
     if "camera" in fields and (camera.make or camera.model):
-        out.append((gettext("Camera"), camera_name(camera.make, camera.model)))
+        add(gettext("Camera"), camera_name(camera.make, camera.model))
     if "lens" in fields and camera.lens:
-        out.append((gettext("Lens"), camera.lens))
+        add(gettext("Lens"), camera.lens)
     if "exposure" in fields and camera.exposure_time:
-        out.append((gettext("Exposure"), format_exposure(camera.exposure_time)))
+        add(gettext("Exposure"), format_exposure(camera.exposure_time))
     if "aperture" in fields and camera.f_number:
-        out.append((gettext("Aperture"), f"f/{round(camera.f_number, 1):g}"))
+        add(gettext("Aperture"), f"f/{round(camera.f_number, 1):g}")
     if "iso" in fields and camera.iso:
-        out.append((gettext("ISO"), f"ISO {camera.iso}"))
+        add(gettext("ISO"), str(camera.iso), f"{gettext('ISO')} {camera.iso}")
     if "focal_length" in fields and camera.focal_length:
         text = f"{round(camera.focal_length, 1):g} mm"
         if camera.focal_length_35mm and round(camera.focal_length_35mm) != round(camera.focal_length):
             text += f" ({round(camera.focal_length_35mm):g} mm {gettext('equiv.')})"
-        out.append((gettext("Focal length"), text))
+        add(gettext("Focal length"), text)
     return out
+
+
+def camera_summary(camera, fields: tuple[str, ...], gettext) -> list[tuple[str, str]]:
+    """Human labels and values for the configured camera fields."""
+    return [(label, value) for label, value, _ in camera_facts(camera, fields, gettext)]
 
 
 def camera_name(make: str | None, model: str | None) -> str:
@@ -271,6 +282,7 @@ __all__ = [
     "Pagination",
     "SiteView",
     "SourceSet",
+    "camera_facts",
     "camera_summary",
     "format_date",
     "format_date_range",

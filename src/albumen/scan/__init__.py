@@ -2,7 +2,7 @@
 
 `scan_source` walks the photo folder, recognises media by content, pairs RAW and
 Live Photo companions with their stills, reads metadata and sidecars, applies the
-metadata precedence (sidecar > XMP > IPTC > embedded > file name > mtime) and
+metadata precedence (sidecar > XMP > IPTC > embedded > file name; the file's mtime if asked) and
 arranges the albums.
 """
 
@@ -36,6 +36,9 @@ __all__ = [
     "read_media_file", "scan_source", "walk_source",
 ]
 
+# The reader of videos: 2 looks for a cut-off end (see scan.video). A video's record made by an earlier
+# one is read again; photos are not (a new cache schema would read and hash every photo again too).
+VIDEO_READER = 2
 LIVE_PHOTO_EXTS = {".mov", ".mp4"}
 LIVE_PHOTO_STILLS = {".heic", ".heif", ".hif", ".jpg", ".jpeg"}
 
@@ -51,6 +54,7 @@ class FileRecord:
     embedded: EmbeddedMetadata | None = None
     notes: list[str] = field(default_factory=list)
     reason: str | None = None  # why the file was skipped
+    reader: int = 0  # VIDEO_READER for a video (unset in records cached before it existed)
 
 
 class ScanCache:
@@ -92,6 +96,7 @@ def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
         if sniffed.kind == "image":
             record.info, record.embedded, record.notes = read_image(abs_path, sniffed.format or "", max_pixels)
         elif sniffed.kind == "video":
+            record.reader = VIDEO_READER
             record.info, record.embedded, record.notes = read_video(abs_path, sniffed.format or "video")
         if record.kind in ("image", "video"):
             record.content_hash = hash_file(abs_path)
@@ -172,6 +177,8 @@ def scan_source(
                 continue
             src_uri = prefix + entry.name
             record = cache.get_file(src_uri, entry.size, entry.mtime_ns)
+            if record is not None and record.kind == "video" and getattr(record, "reader", 0) < VIDEO_READER:
+                record = None  # read by an older reader of videos
             if record is None:
                 todo.append((src_uri, entry))
             else:
@@ -190,7 +197,7 @@ def scan_source(
     cache.forget_missing(set(records))
 
     for listing in listings:
-        _scan_folder(listing, records, gallery, tz)
+        _scan_folder(listing, records, gallery, tz, config.file_dates)
     if "" in albums:
         album = albums[""]
         album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
@@ -356,7 +363,9 @@ def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
     return album
 
 
-def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo) -> None:
+def _scan_folder(
+    listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo, file_dates: bool = False
+) -> None:
     """The folder's photos and videos, with their sidecars, companions and captions."""
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
     sidecars: dict[str, FileEntry] = {}
@@ -412,7 +421,7 @@ def _scan_folder(listing: DirListing, all_records: dict[str, FileRecord], galler
             paired=tuple(prefix + n for n in paired.get(entry.name, ())),
             tracks=_tracks_for(entry.name, captions, prefix, used_captions) if record.kind == "video" else (),
         )
-        resolve_media(media, tz)
+        resolve_media(media, tz, file_dates)
         gallery.media[src_uri] = media
     unused = set(sidecars) - used_sidecars
     gallery.ignored += len(unused) + len(set(captions) - used_captions)
@@ -514,8 +523,12 @@ def text_to_html(text: str) -> str:
     return "".join(f"<p>{html.escape(p).replace(chr(10), '<br>')}</p>" for p in paragraphs)
 
 
-def resolve_media(media: Media, tz: tzinfo) -> None:
-    """Apply the precedence sidecar > XMP > IPTC > embedded > file name > mtime to every field."""
+def resolve_media(media: Media, tz: tzinfo, file_dates: bool = False) -> None:
+    """Apply the precedence sidecar > XMP > IPTC > embedded > file name to every field.
+
+    A file's modification time says when it was copied or edited, not when the photo was taken (a
+    photo of 2005 copied today would read 'today' and lead the stream): a media with no date of its
+    own is undated (date None), unless file_dates (the setting) asks for the file's time."""
     meta = media.sidecar.meta if media.sidecar else {}
     emb = media.embedded
     media.title = meta_text(meta, "title") or emb.title
@@ -535,7 +548,7 @@ def resolve_media(media: Media, tz: tzinfo) -> None:
         date, source = emb.date, emb.date_source or "exif"
     if date is None:
         date, source = date_from_filename(media.stem), "filename"
-    if date is None:
+    if date is None and file_dates:
         date, source = datetime.fromtimestamp(media.mtime_ns / 1e9, tz), "mtime"
-    media.date = localize(date, tz)
-    media.date_source = source
+    media.date = localize(date, tz) if date is not None else None
+    media.date_source = source if date is not None else ""

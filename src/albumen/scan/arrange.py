@@ -117,8 +117,8 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
 def _date_range(album: Album, own: list[Media], linked: list[Album]) -> None:
     """The album's first and last dates, from its media and the sub-albums it links to.
 
-    A file's modification time is a guess (the day it was copied or edited): it sorts its photo, but
-    widens the range only of an album that has nothing better.
+    A file's modification time (a date only with the file_dates setting) is a guess (the day it was
+    copied or edited): it sorts its photo, but widens the range only of an album that has nothing better.
     """
     def dates(guessed: bool) -> list[datetime]:
         return [m.date for m in own if m.date and (m.date_source == "mtime") == guessed] + [
@@ -193,7 +193,7 @@ def _cover(gallery: Gallery, album: Album) -> str | None:
     for uri in album.media:  # the first photo known to be dated: one dated by a copy's mtime could be anything
         media = gallery.media[uri]
         if media.kind == "image":
-            if media.date_source != "mtime":
+            if media.date is not None and media.date_source != "mtime":
                 return uri
             first_image = first_image or uri
     if first_image:
@@ -207,10 +207,15 @@ def _cover(gallery: Gallery, album: Album) -> str | None:
     return None
 
 
-def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
-    """Every media of the gallery, newest first; ties by album path, then file name (natural order).
+def newest_first(media: Media) -> tuple:
+    """Sort key (with reverse=True) of media newest first, the undated ones after every dated one."""
+    return (media.date is not None, media.date or _EPOCH)
 
-    Undated media cannot happen (the file's mtime is the last resort), so every item has a date.
+
+def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
+    """Every media of the gallery, newest first, the undated ones last; ties (and the undated among
+    themselves) by album path, then file name (natural order).
+
     Name keys are made one album at a time, not held for every media at once (100,000 photos).
     """
     groups: dict[str, list[Media]] = {}
@@ -221,6 +226,6 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
         group = groups.pop(album_uri)
         group.sort(key=lambda m: natural_key(m.name))
         items.extend(group)
-    items.sort(key=lambda m: m.date or _EPOCH, reverse=True)  # stable: ties keep the order above
+    items.sort(key=newest_first, reverse=True)  # stable: ties keep the order above
     uris = [m.src_uri for m in items]
     return uris[:limit] if limit else uris

@@ -5,8 +5,13 @@ ended by a blank line, a YAML front-matter block between `---` lines, and a TOML
 one between `+++` lines (Hugo's). Blank lines before the header and spaces after a
 fence or before a colon are allowed. A `private` mark in a header that is not read
 whole keeps the item private (see parse_sidecar_text).
-The body is Markdown rendered to HTML with raw HTML disabled, so a sidecar cannot
-inject markup or script into the pages.
+The body is Markdown rendered to HTML. Raw HTML in it (Sigal renders it, and Sigal galleries
+use it for links and emphasis) is kept only through a sanitizer (nh3, the binding of Rust's
+Ammonia) with a short allow-list: text markup, lists, tables, links to http(s) and mailto
+addresses or to relative paths, and images by relative path. Script, styles, event handlers,
+frames, forms and any other URL scheme are removed. Relative links and images are resolved when
+pages are rendered (render.richtext): an image is shown only when it names a published photo of
+the album.
 """
 
 from __future__ import annotations
@@ -32,9 +37,41 @@ def _markdown():
     # imported here, as yaml below: worker processes import this module for clean_text only
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": True}).enable(
+    return MarkdownIt("commonmark", {"html": True, "linkify": False, "typographer": True}).enable(
         ["table", "strikethrough", "replacements", "smartquotes"]
     )
+
+
+# What a description may hold once sanitized. Attributes not listed go (style, on*, id, class, srcset,
+# target, rel: external links get rel="noopener nofollow" when pages are rendered).
+ALLOWED_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "cite", "code", "dd", "del", "dl", "dt", "em", "h1", "h2", "h3", "h4",
+    "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "small", "span",
+    "strong", "sub", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+})
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "abbr": {"title"}, "ol": {"start"}}
+URL_SCHEMES = frozenset({"http", "https", "mailto"})
+# removed with everything inside them (other tags not allowed go, their text stays): the text of a
+# frame, a <noscript> or an SVG is not prose, and shown as text it would read as markup
+_DROPPED_WHOLE = frozenset({
+    "script", "style", "iframe", "frame", "frameset", "noscript", "noembed", "noframes", "object", "embed",
+    "template", "svg", "math", "textarea", "select", "title", "xmp", "plaintext", "head",
+})
+
+
+@lru_cache(maxsize=1)
+def _cleaner():
+    import nh3
+
+    return nh3.Cleaner(
+        tags=set(ALLOWED_TAGS), attributes={k: set(v) for k, v in ALLOWED_ATTRIBUTES.items()},
+        url_schemes=set(URL_SCHEMES), link_rel=None, strip_comments=True, clean_content_tags=set(_DROPPED_WHOLE),
+    )
+
+
+def sanitize_html(html: str) -> str:
+    """HTML reduced to the allow-list above (nh3/Ammonia: parsed as a browser would, then rebuilt)."""
+    return _cleaner().clean(html)
 
 
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
@@ -46,7 +83,8 @@ def clean_text(text: str) -> str:
 
 
 def render_markdown(text: str) -> str:
-    return _markdown().render(text).strip() if text.strip() else ""
+    """A sidecar's Markdown body as sanitized HTML (raw HTML in it included, see sanitize_html)."""
+    return sanitize_html(_markdown().render(text)).strip() if text.strip() else ""
 
 
 def read_sidecar(abs_path: str, src_uri: str) -> tuple[Sidecar, list[str]]:

@@ -1,4 +1,5 @@
-"""Probe a video with FFmpeg (through PyAV): size, rotation, duration, codecs, date and place."""
+"""Probe a video with FFmpeg (through PyAV): size, rotation, duration, codecs, date and place, and
+whether its data ends before its header says it does (a file cut off in a copy or a download)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,13 @@ def read_video(abs_src_path: str, fmt: str) -> tuple[MediaInfo, EmbeddedMetadata
             raise ProcessingError("cannot decode any frame of the video") from None
         except Exception as exc:
             raise ProcessingError(f"cannot decode the video: {_av_reason(exc)}") from None
+        if duration:
+            reach = _reach(abs_src_path, container, stream, duration)
+            if reach is not None:
+                notes.append(
+                    f"the file ends early (cut off?); published the first {_seconds(reach)} s of {_seconds(duration)} s"
+                )
+                duration = reach
         audio = container.streams.audio[0].codec_context.name if container.streams.audio else None
         meta = {k.lower(): v for k, v in container.metadata.items()}
         meta.update({k.lower(): v for k, v in stream.metadata.items() if k.lower() not in meta})
@@ -68,6 +76,56 @@ def read_video(abs_src_path: str, fmt: str) -> tuple[MediaInfo, EmbeddedMetadata
         gps=_location(meta.get("com.apple.quicktime.location.iso6709") or meta.get("location")),
     )
     return info, embedded, notes
+
+
+def _reach(abs_src_path: str, container, stream, declared: float) -> float | None:
+    """How far the video's data goes, in seconds, when it stops short of the duration its header
+    declares; None when it does not. FFmpeg reads a cut-off file as far as it goes and stops without
+    an error (it only logs 'partial file'), so a file cut at 40% would be published as a shorter
+    video without a word. The end is looked at first (a seek near it, a few packets): only a file
+    whose end is missing is read through (opened again: FFmpeg may refuse to seek back from the end
+    of a cut Matroska file), to find where its data stops."""
+    import av
+
+    fps = float(stream.average_rate) if stream.average_rate else 25.0
+    slack = max(0.5, 2 / fps)  # a last frame without a duration, rounding
+
+    def ends(opened, video_stream, start: float | None) -> tuple[float, float]:
+        """(the furthest end of any packet, of a video packet), from `start` on (None: from where it is)."""
+        furthest = video = 0.0
+        try:
+            if start is not None:
+                opened.seek(int(start * av.time_base))
+            for packet in opened.demux():
+                when = packet.pts if packet.pts is not None else packet.dts
+                if when is None or packet.time_base is None:
+                    continue
+                end = float((when + (packet.duration or 0)) * packet.time_base)
+                furthest = max(furthest, end)
+                if packet.stream.index == video_stream.index:
+                    video = max(video, end)
+        except (av.FFmpegError, OSError):
+            pass  # a damaged end: as far as it went
+        return furthest, video
+
+    furthest, video = ends(container, stream, max(0.0, declared - 3.0))
+    if furthest >= declared - slack:
+        return None
+    try:
+        with av.open(abs_src_path, metadata_errors="replace") as again:
+            whole, whole_video = ends(again, again.streams.video[0], None)
+    except (av.FFmpegError, OSError):
+        whole, whole_video = 0.0, 0.0
+    furthest, video = max(furthest, whole), max(video, whole_video)
+    if furthest >= declared - slack:
+        return None  # (a seek that found nothing near the end of a whole file)
+    start = float(stream.start_time * stream.time_base) if stream.start_time is not None and stream.time_base else 0.0
+    return max(0.0, video - max(0.0, start))
+
+
+def _seconds(value: float) -> str:
+    """'12.4', '30' (no '.0')."""
+    return f"{value:.1f}".removesuffix(".0")
 
 
 def _clockwise(display_rotation: float) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..config import LoadedConfig, load_config
 from ..errors import AlbumenError
 from ..locks import hold_output
+from ..report import plural
 from .classify import Action, Decision, classify_changes
 from .http import SiteServer
 
@@ -123,32 +124,36 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
             return "serving what the output folder held before, not this build"
         return "the site is not built yet" + ("; fix this and save" if options.watch else "")
 
-    def rebuild(why: str) -> None:
+    def rebuild(why: str | None) -> None:
+        """why: what changed, or None for the first build (a build, not a rebuild)."""
         nonlocal built
         started = time.perf_counter()
+        what, because = ("rebuild", f" ({why})") if why else ("build", "")
         try:
             report = builder(loaded, build_options())
         except AlbumenError as exc:
-            failed(str(exc), f"rebuild failed ({why}); {keeping()}:\n{exc}")
+            failed(str(exc), f"{what} failed{because}; {keeping()}:\n{exc}")
             return
         except Exception as exc:  # a bug, not the photos: the server keeps serving the last good site
             import traceback
 
             failed(f"{type(exc).__name__}: {exc}",
-                   f"rebuild failed unexpectedly ({why}); {keeping()}:\n{traceback.format_exc()}")
+                   f"{what} failed unexpectedly{because}; {keeping()}:\n{traceback.format_exc()}")
             return
         built = True
         server.error = None
         server.hub.publish("reload")
+        made = f"made {plural(report.derivatives_made, 'derivative')} of {report.processed}, " if (
+            report.photos_processed + report.videos_processed) else ""
         echo(
-            f"rebuilt in {time.perf_counter() - started:.1f} s ({why}): {report.derivatives_made} images made, "
-            f"{report.pages_written} files written, {report.stale_removed} removed; "
-            f"{len(report.skipped)} skipped"
+            ("rebuilt" if why else "built")
+            + f" in {time.perf_counter() - started:.1f} s{because}: {made}wrote {plural(report.pages_written, 'file')}, "
+            f"removed {report.stale_removed}; {len(report.skipped)} skipped"
         )
         for skipped in report.skipped:
             echo(f"  skipped: {skipped.src_uri}: {skipped.reason}")
 
-    rebuild("first build")
+    rebuild(None)
     if options.watch:
         from ..pool import warm_fork_server
 
