@@ -76,7 +76,7 @@ def test_files_deleted_or_changed_in_the_output_are_put_back(gallery, tmp_path):
     result = build_site(gallery, site, "-v")
     assert "nothing changed" not in result.stdout
     assert "5 files of the last build were missing or changed" in result.stdout, result.stdout
-    assert "made 3 derivatives of 3 images" in result.stdout  # those deleted and the one cut short
+    assert "made 3 derivatives of 3 photos" in result.stdout  # those deleted and the one cut short
     assert tree_digest(site) == clean
     assert touched.stat().st_ino == inode  # kept: only its time had changed
     again = build_site(gallery, site, "-v")  # (its new time is the one recorded now)
