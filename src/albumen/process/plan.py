@@ -155,6 +155,13 @@ def safe_segment(name: str) -> str:
     return "_" if text.strip(".") == "" else text
 
 
+def public_dir(album_uri: str, slugs: str) -> str:
+    """The folder an album's pages have when it is public, from its folders' names (a clash with a
+    sibling's name, which assign_dirs settles, aside): where a private album's old public copy is."""
+    make = slugify if slugs == "ascii" else safe_segment
+    return "/".join(make(part) for part in album_uri.split("/"))
+
+
 def _stem(name: str) -> str:
     stem, ext = os.path.splitext(name)
     return stem if stem else name

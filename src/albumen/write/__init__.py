@@ -48,7 +48,7 @@ class DiskSink:
         """Write when different; True when the file changed.
 
         again=True: this build wrote the path already and means to replace it (a page written
-        early whose content changed since, see build._EarlyPages)."""
+        early whose content changed since, see render.writer.EarlyPages)."""
         if not again:
             self._claim(dest_uri)
         path = self.abs_path(dest_uri)
