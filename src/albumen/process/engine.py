@@ -22,7 +22,7 @@ import pyvips  # noqa: E402
 
 from ..errors import ProcessingError  # noqa: E402
 from .icc import adobe_rgb_profile  # noqa: E402
-from .specs import ImageJob, OutputSpec, Placeholder, progressive_for  # noqa: E402
+from .specs import ImageJob, OutputSpec, Placeholder, progressive_for, shrink_factor  # noqa: E402
 
 pyvips.cache_set_max(0)  # every file is used once; the operation cache only costs memory
 
@@ -32,19 +32,6 @@ VIPS_FORMATS = {"jpeg", "mpo", "png", "gif", "webp", "tiff"}
 def _vips_error(exc: Exception) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip() and not ln.startswith("unable to call")]
     return "; ".join(dict.fromkeys(lines))[:300] or type(exc).__name__
-
-
-def choose_shrink(job: ImageJob, outputs: tuple[OutputSpec, ...]) -> int:
-    """Largest JPEG shrink-on-load factor (1, 2, 4, 8) that still leaves enough pixels for every output."""
-    need = 0.0
-    for out in outputs:
-        if out.format == "copy":
-            continue
-        need = max(need, out.width / job.src_width, out.height / job.src_height)
-    for factor in (8, 4, 2):
-        if 1.0 / factor >= need:
-            return factor
-    return 1
 
 
 def open_image(job: ImageJob, animated: bool = False, orient: bool = True) -> pyvips.Image:
@@ -93,7 +80,7 @@ def transposed(orientation: int) -> bool:
 def _open_vips(job: ImageJob, animated: bool) -> pyvips.Image:
     options: dict = {"access": "sequential", "fail_on": "truncated"}
     if job.format in ("jpeg", "mpo"):
-        shrink = choose_shrink(job, job.outputs)
+        shrink = shrink_factor(job.src_width, job.src_height, job.planned)
         if shrink > 1:
             options["shrink"] = shrink
     if animated:
@@ -114,7 +101,8 @@ def _open_pillow(job: ImageJob) -> pyvips.Image:
     try:
         with Image.open(job.abs_src_path) as im:
             if im.format in ("JPEG", "MPO"):
-                factor = choose_shrink(job, job.outputs)
+                # from every output planned, not those left to make (see specs.still_derivation)
+                factor = shrink_factor(job.src_width, job.src_height, job.planned)
                 if factor > 1:  # DCT-domain shrink: Pillow picks the largest scale still this big
                     im.draft("RGB", (-(-im.width // factor), -(-im.height // factor)))
                 im.decodermaxblock = 1 << 20  # fewer, bigger reads: ~100 decoder calls fewer for a 7 MB photo
