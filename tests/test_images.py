@@ -9,7 +9,17 @@ import pytest
 import pyvips
 from PIL import Image, ImageCms
 
-from conftest import CORPUS, build_site, make_jpeg, make_png, needs_corpus, soup, tree_digest, write_config
+from conftest import (
+    CORPUS,
+    build_site,
+    make_jpeg,
+    make_png,
+    needs_corpus,
+    run_cli_bounded,
+    soup,
+    tree_digest,
+    write_config,
+)
 
 
 def outputs(site: Path, page_dir: str) -> dict[str, Path]:
@@ -717,6 +727,41 @@ def test_an_animation_too_big_to_resize_is_published_as_a_still(tmp_path):
         assert im.format == "JPEG" and im.size == (60, 40)
     with Image.open(outputs(site, "short")["60w.gif"]) as im:
         assert im.n_frames == 4
+
+
+def test_an_animation_of_too_many_frames_is_published_as_a_still(tmp_path):
+    """A 1.6 MB GIF of 71,000 frames of 100x100 holds fewer pixels than 4 x images.max_pixels, yet a
+    worker took ten minutes and 2.2 GB to resize its frames: an animation of more than images.max_frames
+    frames (1,000 by default) is published as its first frame, with a warning. Built in a process of
+    its own with time and memory limits, so that a regression fails instead of stalling the suite."""
+    src = tmp_path / "p"
+    src.mkdir()
+    blank = Image.new("P", (16, 16), 0)
+    blank.putpalette([v for i in range(256) for v in (i, 255 - i, 7 * i % 256)])
+    frames = []
+    for n in range(1500):  # each frame one pixel on from the last: a few bytes each
+        frames.append(blank.copy())
+        frames[-1].putpixel((n % 16, n // 16 % 16), 1 + n % 255)
+    frames[0].save(src / "long.gif", save_all=True, append_images=frames[1:], duration=20, loop=0)
+    frames[0].save(src / "short.gif", save_all=True, append_images=frames[1:3], duration=20, loop=0)
+    site = tmp_path / "site"
+    result = run_cli_bounded("build", str(src), "-o", str(site), "-j", "1", timeout=120)
+    assert result.exit_code == 0, result.output
+    assert ("long.gif: an animation of 1,500 frames is longer than images.max_frames (1,000): published as a"
+            " still image, its first frame") in result.output
+    assert "short.gif" not in result.output
+    files = outputs(site, "long")
+    assert set(files) == {"thumb", "16w"}
+    with Image.open(files["16w"]) as im:
+        assert im.format == "JPEG" and im.size == (16, 16)
+    with Image.open(outputs(site, "short")["16w.gif"]) as im:
+        assert im.n_frames == 3
+    # the limit is a setting
+    config = write_config(tmp_path, "[images]\nmax_frames = 2\n")
+    result = run_cli_bounded("build", str(src), "-o", str(site), "-j", "1", "-c", str(config), timeout=120)
+    assert result.exit_code == 0, result.output
+    assert "short.gif: an animation of 3 frames is longer than images.max_frames (2)" in result.output
+    assert set(outputs(site, "short")) == {"thumb", "16w"}
 
 
 def _detailed(size: tuple[int, int]) -> Image.Image:

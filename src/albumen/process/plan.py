@@ -42,7 +42,7 @@ RESERVED_ALBUM = {"page", "index.html", "feed.xml"}
 MAX_THUMB_ASPECT = 3.0
 PANORAMA_ASPECT = MAX_THUMB_ASPECT  # wider or taller than this: published sizes go by area (see display_geometry)
 MAX_SIDE = 16383  # the longest side any published image may have (WebP's limit)
-ANIMATION_PIXELS = 4  # an animation's frames may hold this many times images.max_pixels in all (see animation_fits)
+ANIMATION_PIXELS = 4  # an animation's frames may hold this many times images.max_pixels in all (see animation_too_big)
 
 
 _LOOKS: dict = {}  # interned looks and tuples of them: a library has few distinct sizes and settings
@@ -272,18 +272,22 @@ def plan_site(
         planner = _plan_image if media.kind == "image" else _plan_video
         plan.media[uri] = planner(media, media_dirs[uri], config)
         info = media.info
-        if media.kind == "image" and info.frames > 1 and not animation_fits(info.frames, info.width, info.height, config):
-            plan.warnings.append(
-                f"{uri}: an animation of {info.frames} frames of {info.width}x{info.height} is too big to resize"
-                " (more pixels in all than 4 x images.max_pixels): published as a still image, its first frame"
-            )
+        too_big = media.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
+        if too_big:
+            plan.warnings.append(f"{uri}: {too_big}: published as a still image, its first frame")
     return plan
 
 
-def animation_fits(frames: int, width: int, height: int, config: Config) -> bool:
-    """Whether every frame of an animation may be resized: a 92 KB GIF of 4,000 frames on a 3000x3000
-    canvas would keep a worker busy for many minutes. A 1080p clip of 300 frames fits."""
-    return frames * width * height <= ANIMATION_PIXELS * config.images.max_pixels
+def animation_too_big(frames: int, width: int, height: int, config: Config) -> str | None:
+    """Why an animation may not be resized frame by frame, None when it may: a 92 KB GIF of 4,000 frames
+    on a 3000x3000 canvas would keep a worker busy for many minutes, and a 1.6 MB one of 71,000 frames of
+    100x100 (within that pixel limit) ten minutes. A 1080p clip of 300 frames fits."""
+    if frames > config.images.max_frames:
+        return f"an animation of {frames:,} frames is longer than images.max_frames ({config.images.max_frames:,})"
+    if frames * width * height > ANIMATION_PIXELS * config.images.max_pixels:
+        return (f"an animation of {frames} frames of {width}x{height} is too big to resize"
+                " (more pixels in all than 4 x images.max_pixels)")
+    return None
 
 
 def plan_jobs(
@@ -443,7 +447,7 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
     if not all(c is None or c.isascii() for c in credits):
         credits += ("utf-8",)  # written as UTF-8 since: such images made before (a '?' for each letter) are made again
     job_text = repr((info.orientation, info.colour, keep, *credits))
-    animated = info.frames > 1 and animation_fits(info.frames, info.width, info.height, config)
+    animated = info.frames > 1 and not animation_too_big(info.frames, info.width, info.height, config)
     look = _looker(media)
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
