@@ -1,4 +1,5 @@
-"""Run one job in a worker process: decode once, make every derivative, report back.
+"""Run one job in a worker process: decode once (an animation as its frames are encoded), make every
+derivative, report back.
 
 A job never raises: any failure becomes a JobResult with ok=False and a reason,
 and outputs already written by the failed job are removed.
@@ -162,31 +163,13 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
             if spec.role == "thumb" and job.placeholder and placeholder is None:
                 # from the bytes written, as it would be from the file later (see placeholder_of_jpeg)
                 placeholder = engine.placeholder_of_jpeg(encoded[recipe])
-    if moving:
-        frames = engine.open_image(job, animated=True)
-        for spec in moving:
-            _write(job, spec, engine.encode(_resize_frames(frames, spec), spec, job), written)
+    for spec in moving:
+        _write(job, spec, engine.make_animation(job, spec), written)
     for spec in originals:
         _write(job, spec, _original_bytes(job, spec), written)
     if placeholder is None and job.placeholder and job.placeholder_source:
         placeholder = engine.placeholder_of_file(job.placeholder_source)
     return placeholder
-
-
-def _resize_frames(frames, spec: OutputSpec):
-    """Resize every frame of an animation (stored as one tall strip) to the spec's size."""
-    import pyvips
-
-    page_height = frames.get("page-height") if frames.get_typeof("page-height") else frames.height
-    count = max(1, frames.height // page_height)
-    if frames.width == spec.width and page_height == spec.height:
-        return frames
-    out = frames.resize(spec.width / frames.width, vscale=spec.height / page_height, kernel="lanczos3")
-    if out.height != spec.height * count or out.width != spec.width:
-        out = out.embed(0, 0, spec.width, spec.height * count, extend="copy")
-    out = out.copy()
-    out.set_type(pyvips.GValue.gint_type, "page-height", spec.height)
-    return out
 
 
 def _original_bytes(job: ImageJob, spec: OutputSpec) -> bytes:
