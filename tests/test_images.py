@@ -867,7 +867,7 @@ def test_a_derivative_made_alone_has_the_bytes_of_a_whole_build(tmp_path, isolat
         assert placeholders() == first, step
 
     whole, first = tree_digest(site), placeholders()
-    assert len(first) == 5 if heic.is_file() else 4
+    assert len(first) == (5 if heic.is_file() else 4)
     made = {slug: sorted(outputs(site, slug).values()) for slug in ("big", "turned", "alpha", "anim", "spring")
             if (site / slug).is_dir()}
     assert len(made["big"]) == 5 and len(made["anim"]) == 3  # thumbnail, 240 and 600 px in JPEG and WebP
