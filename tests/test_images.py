@@ -730,6 +730,18 @@ def test_an_animation_too_big_to_resize_is_published_as_a_still(tmp_path):
         assert im.n_frames == 4
 
 
+def _pixel_steps_gif(path: Path, side: int, count: int) -> None:
+    """A GIF of count frames of side x side, each one pixel on from the last: a few bytes a frame in the
+    file, side x side x 4 bytes once decoded."""
+    blank = Image.new("P", (side, side), 0)
+    blank.putpalette([v for i in range(256) for v in (i, 255 - i, 7 * i % 256)])
+    frames = []
+    for n in range(count):
+        frames.append(blank.copy())
+        frames[-1].putpixel((n % side, n // side % side), 1 + n % 255)
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=20, loop=0)
+
+
 def test_an_animation_of_too_many_frames_is_published_as_a_still(tmp_path):
     """A 1.6 MB GIF of 71,000 frames of 100x100 holds fewer pixels than 4 x images.max_pixels, yet a
     worker took ten minutes and 2.2 GB to resize its frames: an animation of more than images.max_frames
@@ -737,14 +749,8 @@ def test_an_animation_of_too_many_frames_is_published_as_a_still(tmp_path):
     its own with time and memory limits, so that a regression fails instead of stalling the suite."""
     src = tmp_path / "p"
     src.mkdir()
-    blank = Image.new("P", (16, 16), 0)
-    blank.putpalette([v for i in range(256) for v in (i, 255 - i, 7 * i % 256)])
-    frames = []
-    for n in range(1500):  # each frame one pixel on from the last: a few bytes each
-        frames.append(blank.copy())
-        frames[-1].putpixel((n % 16, n // 16 % 16), 1 + n % 255)
-    frames[0].save(src / "long.gif", save_all=True, append_images=frames[1:], duration=20, loop=0)
-    frames[0].save(src / "short.gif", save_all=True, append_images=frames[1:3], duration=20, loop=0)
+    _pixel_steps_gif(src / "long.gif", 16, 1500)
+    _pixel_steps_gif(src / "short.gif", 16, 3)
     site = tmp_path / "site"
     result = run_cli_bounded("build", str(src), "-o", str(site), "-j", "1", timeout=120)
     assert result.exit_code == 0, result.output
@@ -794,13 +800,7 @@ def test_a_worker_holds_a_few_frames_of_an_animation_not_all(tmp_path):
     import subprocess
 
     side, count = 500, 120
-    blank = Image.new("P", (side, side), 0)
-    blank.putpalette([v for i in range(256) for v in (i, 255 - i, 7 * i % 256)])
-    frames = []
-    for n in range(count):
-        frames.append(blank.copy())
-        frames[-1].putpixel((n % side, n // side), 1 + n % 255)
-    frames[0].save(tmp_path / "source.gif", save_all=True, append_images=frames[1:], duration=20, loop=0)
+    _pixel_steps_gif(tmp_path / "source.gif", side, count)
     out = tmp_path / "out"
     out.mkdir()
     done = subprocess.run(
