@@ -227,8 +227,8 @@ def still_recipes(src_width: int, src_height: int, fmt: str, looks: Sequence[Out
             chain.append(f">{stills[j].width}x{stills[j].height}")
             j = sources[j]
         texts.append(f"|s{STILLS_VERSION}|1/{factor}" + "".join(reversed(chain)))
-    made = iter(texts)
-    return tuple(next(made) if is_still(look) else "" for look in looks)
+    of_stills = iter(texts)
+    return tuple(next(of_stills) if is_still(look) else "" for look in looks)
 
 
 def derivative_hash(content_hash: str, recipe: str, length: int = 10) -> str:
