@@ -755,12 +755,12 @@ def _fingerprint(
     version.
     """
     from . import __version__
-    from .process.specs import PROCESSING_VERSION
+    from .process.specs import PROCESSING_VERSION, STILLS_VERSION
     from .scan.dates import local_zone_name
     from .tokens import albumen_home
 
     h = hashlib.sha256()
-    h.update(f"{__version__}\0{PROCESSING_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
+    h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
     h.update(f"{local_zone_name()}\0{os.environ.get('ALBUMEN_SECRET', '')}\0".encode("utf-8", "surrogateescape"))
     for extra in (albumen_home() / "secret", albumen_home() / "rotations.json"):
         try:
