@@ -796,8 +796,10 @@ def test_a_compact_plan_gives_back_the_specs_it_was_made_from(tmp_path):
 
 
 def test_derivative_names_are_pinned():
-    """A derivative's name is its cache key and its URL: a refactoring must not change it (these are
-    the names Albumen has always given; a change to the pipeline bumps PROCESSING_VERSION instead)."""
+    """A derivative's name is its cache key and its URL: a refactoring must not change it (a change to
+    the pipeline bumps PROCESSING_VERSION instead, or STILLS_VERSION when only still images change).
+    Still images' names say how they are made (decode scale, intermediates) since STILLS_VERSION 1;
+    the video's is the name Albumen has always given."""
     from albumen.config import Config
     from albumen.model import EmbeddedMetadata, Media, MediaInfo
     from albumen.process.plan import _plan_image, _plan_video
@@ -806,9 +808,9 @@ def test_derivative_names_are_pinned():
                   content_hash="0123456789abcdef0123456789abcdef",
                   info=MediaInfo("image", "jpeg", 4000, 3000, orientation=6), embedded=EmbeddedMetadata())
     assert [s.dest_uri for s in _plan_image(photo, "trip/img-1", Config()).outputs] == [
-        "trip/img-1/img-1.thumb.ab49b49d97.jpg", "trip/img-1/img-1.640w.9b49e431f0.jpg",
-        "trip/img-1/img-1.1024w.aee207c524.jpg", "trip/img-1/img-1.1600w.6407f9949d.jpg",
-        "trip/img-1/img-1.2048w.979853b8be.jpg",
+        "trip/img-1/img-1.thumb.1d6fd34313.jpg", "trip/img-1/img-1.640w.319c674d71.jpg",
+        "trip/img-1/img-1.1024w.faba11fb07.jpg", "trip/img-1/img-1.1600w.90dd3b31c7.jpg",
+        "trip/img-1/img-1.2048w.4602a7ed88.jpg",
     ]
     clip = Media(src_uri="Trip/clip.mp4", album_uri="Trip", name="clip.mp4", size=1, mtime_ns=1,
                  content_hash="fedcba9876543210fedcba9876543210",

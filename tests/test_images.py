@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
 import pyvips
 from PIL import Image, ImageCms
 
-from conftest import CORPUS, build_site, make_jpeg, make_png, needs_corpus, soup, write_config
+from conftest import (
+    CORPUS,
+    build_site,
+    make_jpeg,
+    make_png,
+    needs_corpus,
+    run_cli_bounded,
+    soup,
+    tree_digest,
+    write_config,
+)
 
 
 def outputs(site: Path, page_dir: str) -> dict[str, Path]:
@@ -718,6 +729,157 @@ def test_an_animation_too_big_to_resize_is_published_as_a_still(tmp_path):
         assert im.format == "JPEG" and im.size == (60, 40)
     with Image.open(outputs(site, "short")["60w.gif"]) as im:
         assert im.n_frames == 4
+
+
+def _pixel_steps_gif(path: Path, side: int, count: int) -> None:
+    """A GIF of count frames of side x side, each one pixel on from the last: a few bytes a frame in the
+    file, side x side x 4 bytes once decoded."""
+    blank = Image.new("P", (side, side), 0)
+    blank.putpalette([v for i in range(256) for v in (i, 255 - i, 7 * i % 256)])
+    frames = []
+    for n in range(count):
+        frames.append(blank.copy())
+        frames[-1].putpixel((n % side, n // side % side), 1 + n % 255)
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=20, loop=0)
+
+
+def test_an_animation_of_too_many_frames_is_published_as_a_still(tmp_path):
+    """A 1.6 MB GIF of 71,000 frames of 100x100 holds fewer pixels than 4 x images.max_pixels, yet a
+    worker took ten minutes and 2.2 GB to resize its frames: an animation of more than images.max_frames
+    frames (1,000 by default) is published as its first frame, with a warning. Built in a process of
+    its own with time and memory limits, so that a regression fails instead of stalling the suite."""
+    src = tmp_path / "p"
+    src.mkdir()
+    _pixel_steps_gif(src / "long.gif", 16, 1500)
+    _pixel_steps_gif(src / "short.gif", 16, 3)
+    site = tmp_path / "site"
+    result = run_cli_bounded("build", str(src), "-o", str(site), "-j", "1", timeout=120)
+    assert result.exit_code == 0, result.output
+    assert ("long.gif: an animation of 1,500 frames is longer than images.max_frames (1,000): published as a"
+            " still image, its first frame") in result.output
+    assert "short.gif" not in result.output
+    files = outputs(site, "long")
+    assert set(files) == {"thumb", "16w"}
+    with Image.open(files["16w"]) as im:
+        assert im.format == "JPEG" and im.size == (16, 16)
+    with Image.open(outputs(site, "short")["16w.gif"]) as im:
+        assert im.n_frames == 3
+    # the limit is a setting
+    config = write_config(tmp_path, "[images]\nmax_frames = 2\n")
+    result = run_cli_bounded("build", str(src), "-o", str(site), "-j", "1", "-c", str(config), timeout=120)
+    assert result.exit_code == 0, result.output
+    assert "short.gif: an animation of 3 frames is longer than images.max_frames (2)" in result.output
+    assert set(outputs(site, "short")) == {"thumb", "16w"}
+
+
+_ANIMATION_JOB = """
+import sys
+from albumen.process import engine, worker  # loaded before the measure
+from albumen.process.specs import ImageJob, OutputSpec
+
+def peak_kib():  # of this process since it started (ru_maxrss would count the parent's before exec)
+    with open("/proc/self/status") as f:
+        return int(next(line for line in f if line.startswith("VmHWM:")).split()[1])
+
+path, out, side, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+outputs = (OutputSpec("", "a.gif", "display", side, side, "gif", 80, animated=True),
+           OutputSpec("", "a.webp", "display", side // 2, side // 2, "webp", 80, animated=True))
+job = ImageJob("a.gif", path, out, "gif", 1, "srgb", side, side, count, outputs, outputs)
+before = peak_kib()
+result = worker.run_job(job)
+print(result.ok, peak_kib() - before, result.error)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_holds_a_few_frames_of_an_animation_not_all(tmp_path):
+    """The frames of an animation are decoded, resized and encoded as the encoder asks for them: a
+    worker decoded them all into memory first, 4 bytes a pixel of every frame until the job ended
+    (2.2 GB for a GIF of 71,000 frames of 100x100). In a process of its own, a job making a GIF and a
+    WebP of 120 frames of 500x500 (114 MB decoded) grows its peak memory by less than a third of that
+    (by ~16 MB, as for 60 frames; by ~130 MB with the frames in memory)."""
+    import subprocess
+
+    side, count = 500, 120
+    _pixel_steps_gif(tmp_path / "source.gif", side, count)
+    out = tmp_path / "out"
+    out.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", _ANIMATION_JOB, str(tmp_path / "source.gif"), str(out), str(side), str(count)],
+        capture_output=True, text=True, timeout=120,
+    )
+    ok, grown_kib, error = done.stdout.split(maxsplit=2)
+    assert ok == "True", (error, done.stderr)
+    with Image.open(out / "a.gif") as im, Image.open(out / "a.webp") as small:
+        assert im.n_frames == count and small.size == (side // 2, side // 2) and small.is_animated
+    assert int(grown_kib) * 1024 < side * side * 4 * count / 3, f"{int(grown_kib) // 1024} MB"
+
+
+def _detailed(size: tuple[int, int]) -> Image.Image:
+    """A picture with detail at every scale: two ways of making a small copy of it give other pixels."""
+    bands = [Image.effect_noise((size[0] // 6 + 1, size[1] // 6 + 1), 90).resize(size, Image.Resampling.BICUBIC)
+             for _ in range(3)]
+    return Image.merge("RGB", bands)
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["pillow-decoder", "libvips-decoder"])
+def test_a_derivative_made_alone_has_the_bytes_of_a_whole_build(tmp_path, isolated_cache, keep):
+    """A derivative's name carries its recipe's hash, so it may be cached forever: the same name must
+    always mean the same bytes, whatever else its job made. A whole build is made, then each derivative
+    of each photo is deleted and made again alone (as after a deleted file or a killed build), and
+    each placeholder is taken again from its thumbnail file: every file of the site comes back byte for
+    byte, and every placeholder. A thumbnail or a small size made alone was decoded at 1/8 (the whole
+    build: 1/2) or resized from the decoded image instead of from a larger size: other bytes under the
+    same name (a mean difference of ~1.2 per pixel on camera photos), and another placeholder. JPEGs
+    are decoded by Pillow, or by libvips when all metadata is kept."""
+    import shutil
+    import sqlite3
+    from contextlib import closing
+
+    src = tmp_path / "p"
+    src.mkdir()
+    _detailed((2400, 1600)).save(src / "big.jpg", quality=90)  # decoded smaller in the DCT domain
+    turned = Image.Exif()
+    turned[0x0112] = 6
+    _detailed((1200, 900)).save(src / "turned.jpg", quality=90, exif=turned.tobytes())
+    alpha = _detailed((600, 400)).convert("RGBA")
+    alpha.putalpha(Image.linear_gradient("L").resize((600, 400)))
+    alpha.save(src / "alpha.png")
+    frames = [_detailed((200, 150)).quantize(64) for _ in range(3)]
+    frames[0].save(src / "anim.gif", save_all=True, append_images=frames[1:], duration=100, loop=0)
+    heic = CORPUS / "hard" / "formats" / "spring_1440x960.heic"  # decoded by Pillow, when the corpus is here
+    if heic.is_file():
+        shutil.copy(heic, src / "spring.heic")
+    site = tmp_path / "site"
+    config = write_config(tmp_path, f'[images]\nkeep_metadata = {str(keep).lower()}\nsizes = [240, 600]\n'
+                                    'formats = ["webp"]\n[thumbnails]\nheight = 100\n')
+    build_site(src, site, "-c", str(config))
+    cache = next(isolated_cache.rglob("cache.sqlite"))
+
+    def placeholders() -> dict[str, tuple[str, str]]:
+        with closing(sqlite3.connect(cache)) as db:
+            return {name: (colour, uri) for name, colour, uri in db.execute("SELECT * FROM placeholders")}
+
+    def rebuild(step: str) -> None:
+        (src / f"{step}.txt").write_text("a change in the folder: the build looks for missing files")
+        build_site(src, site, "-c", str(config))
+        now = tree_digest(site)
+        assert {k for k in whole.keys() | now.keys() if whole.get(k) != now.get(k)} == set(), step
+        assert placeholders() == first, step
+
+    whole, first = tree_digest(site), placeholders()
+    assert len(first) == (5 if heic.is_file() else 4)
+    made = {slug: sorted(outputs(site, slug).values()) for slug in ("big", "turned", "alpha", "anim", "spring")
+            if (site / slug).is_dir()}
+    assert len(made["big"]) == 5 and len(made["anim"]) == 3  # thumbnail, 240 and 600 px in JPEG and WebP
+    for n in range(max(len(files) for files in made.values())):
+        for files in made.values():  # one derivative of each photo: each photo's job makes it alone
+            if n < len(files):
+                files[n].unlink()
+        rebuild(f"round-{n}")
+    with closing(sqlite3.connect(cache)) as db, db:  # the placeholders alone, from the thumbnails' files
+        db.execute("DELETE FROM placeholders")
+    rebuild("placeholders")
 
 
 def test_decompression_bomb_limit_is_configurable(tmp_path):

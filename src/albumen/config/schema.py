@@ -65,6 +65,12 @@ class ImagesConfig:
         "Largest image accepted, in pixels (width x height). Bigger files are skipped as possible decompression bombs.",
         min=1,
     )
+    max_frames: int = setting(
+        1000,
+        "Most frames an animated GIF or WebP may have to be published animated; a longer one (or one whose frames "
+        "hold more than 4 x max_pixels in all) is published as a still image, its first frame, with a warning.",
+        min=1,
+    )
     originals: str = setting(
         "none",
         "'none': originals are not published; 'copy': a download copy of each original is published "

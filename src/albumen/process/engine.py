@@ -22,7 +22,7 @@ import pyvips  # noqa: E402
 
 from ..errors import ProcessingError  # noqa: E402
 from .icc import adobe_rgb_profile  # noqa: E402
-from .specs import ImageJob, OutputSpec, Placeholder, progressive_for  # noqa: E402
+from .specs import ImageJob, OutputSpec, Placeholder, progressive_for, shrink_factor  # noqa: E402
 
 pyvips.cache_set_max(0)  # every file is used once; the operation cache only costs memory
 
@@ -34,21 +34,8 @@ def _vips_error(exc: Exception) -> str:
     return "; ".join(dict.fromkeys(lines))[:300] or type(exc).__name__
 
 
-def choose_shrink(job: ImageJob, outputs: tuple[OutputSpec, ...]) -> int:
-    """Largest JPEG shrink-on-load factor (1, 2, 4, 8) that still leaves enough pixels for every output."""
-    need = 0.0
-    for out in outputs:
-        if out.format == "copy":
-            continue
-        need = max(need, out.width / job.src_width, out.height / job.src_height)
-    for factor in (8, 4, 2):
-        if 1.0 / factor >= need:
-            return factor
-    return 1
-
-
-def open_image(job: ImageJob, animated: bool = False, orient: bool = True) -> pyvips.Image:
-    """Decode once, at the smallest adequate scale, colour-managed, in memory.
+def open_image(job: ImageJob, orient: bool = True) -> pyvips.Image:
+    """Decode once (the first frame), at the smallest adequate scale, colour-managed, in memory.
 
     orient=False leaves the EXIF orientation to the caller (see `orient`): turning the small
     outputs upright is cheaper than turning the decoded image.
@@ -57,7 +44,7 @@ def open_image(job: ImageJob, animated: bool = False, orient: bool = True) -> py
         raise ProcessingError("image is larger than images.max_pixels")
     image = None
     refused: ProcessingError | None = None
-    if job.format in ("jpeg", "mpo") and not animated and not job.keep_metadata:
+    if job.format in ("jpeg", "mpo") and not job.keep_metadata:
         # libjpeg-turbo in Pillow's draft mode (DCT-domain shrink) decodes a camera JPEG ~6%
         # faster than libvips' loader at the same scale. libvips keeps the metadata when asked to.
         try:
@@ -66,12 +53,11 @@ def open_image(job: ImageJob, animated: bool = False, orient: bool = True) -> py
             refused = exc
     if image is None and job.format in VIPS_FORMATS:
         try:  # decode now, sequentially; rotations and several outputs then read from memory
-            image = _open_vips(job, animated).copy_memory()
-        except (pyvips.Error, ProcessingError) as exc:
-            if animated:
-                raise ProcessingError(f"cannot decode image: {_vips_error(exc)}") from None
+            image = _open_vips(job).copy_memory()
+        except (pyvips.Error, ProcessingError):
             # libjpeg's strict mode also refuses files with recoverable corruption that Pillow
             # decodes fine; Pillow still refuses truly truncated files.
+            pass
     if image is None:
         if refused is not None:
             raise refused
@@ -90,10 +76,38 @@ def transposed(orientation: int) -> bool:
     return orientation in (5, 6, 7, 8)
 
 
-def _open_vips(job: ImageJob, animated: bool) -> pyvips.Image:
+def make_animation(job: ImageJob, spec: OutputSpec) -> bytes:
+    """One animated output, its frames decoded, resized and encoded as the encoder asks for them: a
+    worker holds a few frames at a time, never the whole animation (decoded into memory first, a GIF
+    of 71,000 frames of 100x100 took 2.2 GB). A sequential decode is read once: each output decodes
+    the file again, which costs little beside resizing and encoding the frames."""
+    if job.src_width * job.src_height > job.max_pixels:
+        raise ProcessingError("image is larger than images.max_pixels")
+    try:
+        frames = _to_display_colour(_orient(_open_vips(job, animated=True), job.orientation), job.colour)
+        return encode(_resize_frames(frames, spec.width, spec.height), spec, job)
+    except pyvips.Error as exc:  # the decode runs here too: a broken frame is found while encoding
+        raise ProcessingError(f"cannot make the animation: {_vips_error(exc)}") from None
+
+
+def _resize_frames(frames: pyvips.Image, width: int, height: int) -> pyvips.Image:
+    """Resize every frame of an animation (one tall strip of frames) to width x height."""
+    page_height = frames.get("page-height") if frames.get_typeof("page-height") else frames.height
+    count = max(1, frames.height // page_height)
+    if frames.width == width and page_height == height:
+        return frames
+    out = frames.resize(width / frames.width, vscale=height / page_height, kernel="lanczos3")
+    if out.height != height * count or out.width != width:
+        out = out.embed(0, 0, width, height * count, extend="copy")
+    out = out.copy()
+    out.set_type(pyvips.GValue.gint_type, "page-height", height)
+    return out
+
+
+def _open_vips(job: ImageJob, animated: bool = False) -> pyvips.Image:
     options: dict = {"access": "sequential", "fail_on": "truncated"}
     if job.format in ("jpeg", "mpo"):
-        shrink = choose_shrink(job, job.outputs)
+        shrink = shrink_factor(job.src_width, job.src_height, job.planned)
         if shrink > 1:
             options["shrink"] = shrink
     if animated:
@@ -114,7 +128,8 @@ def _open_pillow(job: ImageJob) -> pyvips.Image:
     try:
         with Image.open(job.abs_src_path) as im:
             if im.format in ("JPEG", "MPO"):
-                factor = choose_shrink(job, job.outputs)
+                # from every output planned, not those left to make (see specs.still_derivation)
+                factor = shrink_factor(job.src_width, job.src_height, job.planned)
                 if factor > 1:  # DCT-domain shrink: Pillow picks the largest scale still this big
                     im.draft("RGB", (-(-im.width // factor), -(-im.height // factor)))
                 im.decodermaxblock = 1 << 20  # fewer, bigger reads: ~100 decoder calls fewer for a 7 MB photo

@@ -20,7 +20,16 @@ from anyascii import anyascii
 from ..config import Config
 from ..model import Gallery, Media
 from ..scan.arrange import natural_key
-from .specs import EXTENSIONS, ImageJob, Look, OutputSpec, VideoJob, derivative_hash, recipe_text
+from .specs import (
+    EXTENSIONS,
+    ImageJob,
+    Look,
+    OutputSpec,
+    VideoJob,
+    derivative_hash,
+    recipe_text,
+    still_recipes,
+)
 
 STATIC_DIR = "static"
 # Names the site itself uses at the top level; an album or photo there gets another name.
@@ -33,10 +42,11 @@ RESERVED_ALBUM = {"page", "index.html", "feed.xml"}
 MAX_THUMB_ASPECT = 3.0
 PANORAMA_ASPECT = MAX_THUMB_ASPECT  # wider or taller than this: published sizes go by area (see display_geometry)
 MAX_SIDE = 16383  # the longest side any published image may have (WebP's limit)
-ANIMATION_PIXELS = 4  # an animation's frames may hold this many times images.max_pixels in all (see animation_fits)
+ANIMATION_PIXELS = 4  # an animation's frames may hold this many times images.max_pixels in all (see animation_too_big)
 
 
 _LOOKS: dict = {}  # interned looks and tuples of them: a library has few distinct sizes and settings
+_STILL_RECIPES: dict = {}  # (width, height, format, looks) -> specs.still_recipes: photos of one size share it
 DIGEST_LENGTH = 10  # of the content+recipe hash in a derivative's name (derivative_hash's default)
 # A copied original's extension, from its format as recognised by content (scan.sniff), never from its
 # name: a JPEG named poly.html would be served as a page (and poly.php run on a PHP host). An MPO is
@@ -262,24 +272,29 @@ def plan_site(
     """URLs for everything: every page's folder and every derivative's name and size (see plan_jobs)."""
     plan = SitePlan()
     _LOOKS.clear()  # shared within this plan; a long-lived process (serve) keeps none of the last one's
+    _STILL_RECIPES.clear()
     reserved = {config.stream.path} if config.stream.enabled else set()
     plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
     for uri, media in gallery.media.items():
         planner = _plan_image if media.kind == "image" else _plan_video
         plan.media[uri] = planner(media, media_dirs[uri], config)
         info = media.info
-        if media.kind == "image" and info.frames > 1 and not animation_fits(info.frames, info.width, info.height, config):
-            plan.warnings.append(
-                f"{uri}: an animation of {info.frames} frames of {info.width}x{info.height} is too big to resize"
-                " (more pixels in all than 4 x images.max_pixels): published as a still image, its first frame"
-            )
+        too_big = media.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
+        if too_big:
+            plan.warnings.append(f"{uri}: {too_big}: published as a still image, its first frame")
     return plan
 
 
-def animation_fits(frames: int, width: int, height: int, config: Config) -> bool:
-    """Whether every frame of an animation may be resized: a 92 KB GIF of 4,000 frames on a 3000x3000
-    canvas would keep a worker busy for many minutes. A 1080p clip of 300 frames fits."""
-    return frames * width * height <= ANIMATION_PIXELS * config.images.max_pixels
+def animation_too_big(frames: int, width: int, height: int, config: Config) -> str | None:
+    """Why an animation may not be resized frame by frame, None when it may: a 92 KB GIF of 4,000 frames
+    on a 3000x3000 canvas would keep a worker busy for many minutes, and a 1.6 MB one of 71,000 frames of
+    100x100 (within that pixel limit) ten minutes. A 1080p clip of 300 frames fits."""
+    if frames > config.images.max_frames:
+        return f"an animation of {frames:,} frames is longer than images.max_frames ({config.images.max_frames:,})"
+    if frames * width * height > ANIMATION_PIXELS * config.images.max_pixels:
+        return (f"an animation of {frames} frames of {width}x{height} is too big to resize"
+                " (more pixels in all than 4 x images.max_pixels)")
+    return None
 
 
 def plan_jobs(
@@ -378,17 +393,27 @@ def _video_job(
     )
 
 
-def _namer(media: Media, job_text: str, progressive: bool):
-    """Makes a derivative's (look, hash): it is named slug.TAG.HASH.EXT, the hash covering content and recipe."""
+def _looker(media: Media):
+    """Makes a derivative's look (shared by all derivatives that look alike, see _LOOKS)."""
     own_ext = ORIGINAL_EXTENSIONS.get(media.info.format or "")
 
-    def named(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False):
+    def look(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False) -> Look:
         ext = own_ext if fmt == "copy" else EXTENSIONS[fmt]
         if ext is None:  # not reached: only the formats above are images (see scan.sniff)
             raise ValueError(f"no published extension for a {media.info.format!r} original")
-        look = Look(role, tag, ext, w, h, fmt, quality, crop, anim)
-        look = _LOOKS.setdefault(look, look)
-        return look, derivative_hash(media.content_hash, recipe_text(look, job_text, progressive), DIGEST_LENGTH)
+        made = Look(role, tag, ext, w, h, fmt, quality, crop, anim)
+        return _LOOKS.setdefault(made, made)
+
+    return look
+
+
+def _namer(media: Media, job_text: str, progressive: bool):
+    """Makes a derivative's (look, hash): it is named slug.TAG.HASH.EXT, the hash covering content and recipe."""
+    look = _looker(media)
+
+    def named(*args, **kwargs) -> tuple[Look, str]:
+        made = look(*args, **kwargs)
+        return made, derivative_hash(media.content_hash, recipe_text(made, job_text, progressive), DIGEST_LENGTH)
 
     return named
 
@@ -429,39 +454,47 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
     if not all(c is None or c.isascii() for c in credits):
         credits += ("utf-8",)  # written as UTF-8 since: such images made before (a '?' for each letter) are made again
     job_text = repr((info.orientation, info.colour, keep, *credits))
-    animated = info.frames > 1 and animation_fits(info.frames, info.width, info.height, config)
-    spec = _namer(media, job_text, images.progressive)
+    animated = info.frames > 1 and not animation_too_big(info.frames, info.width, info.height, config)
+    look = _looker(media)
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
-    thumb = spec("thumb", "thumb", tw, th, "jpeg", images.quality, crop)
-    display: list[tuple[Look, str]] = []
+    looks = [look("thumb", "thumb", tw, th, "jpeg", images.quality, crop)]
     sizes = display_geometry(info.width, info.height, images.sizes)
     qualities = {"jpeg": images.quality, "webp": images.webp_quality, "avif": images.avif_quality}
     if animated:
         w, h = sizes[-1]
         base_fmt = "gif" if info.format == "gif" else "webp"
-        display.append(spec("display", f"{w}w", w, h, base_fmt, qualities.get(base_fmt, 80), anim=True))
+        looks.append(look("display", f"{w}w", w, h, base_fmt, qualities.get(base_fmt, 80), anim=True))
         if "webp" in images.formats and base_fmt != "webp":
-            display.append(spec("display", f"{w}w", w, h, "webp", images.webp_quality, anim=True))
+            looks.append(look("display", f"{w}w", w, h, "webp", images.webp_quality, anim=True))
     else:
         formats = ["jpeg"] + [f for f in images.formats if f != "jpeg"]
         for fmt in formats:
-            display += [spec("display", f"{w}w", w, h, fmt, qualities[fmt]) for w, h in sizes]
-    original = None
+            looks += [look("display", f"{w}w", w, h, fmt, qualities[fmt]) for w, h in sizes]
     if images.originals == "copy":
         # a JPEG loses its location losslessly (see worker.strip_jpeg_location); another format
         # that names a place is published as a JPEG without it
         names_place = media.embedded.gps is not None or media.embedded.names_place
         if names_place and not keep and info.format not in ("jpeg", "mpo"):
-            original = spec("original", "original", info.width, info.height, "jpeg", 95)
+            looks.append(look("original", "original", info.width, info.height, "jpeg", 95))
         else:
-            original = spec("original", "original", info.width, info.height, "copy", 0)
-    return MediaPlan.of(media.src_uri, dest_dir, [thumb, *display, *([original] if original else [])])
+            looks.append(look("original", "original", info.width, info.height, "copy", 0))
+    looks = _LOOKS.setdefault(tuple(looks), tuple(looks))
+    # a still's recipe says how its pixels are made: in a whole build or alone, the same bytes
+    key = (info.width, info.height, info.format, looks)
+    recipes = _STILL_RECIPES.get(key)
+    if recipes is None:
+        recipes = _STILL_RECIPES[key] = still_recipes(*key)
+    return MediaPlan.of(media.src_uri, dest_dir, [
+        (lk, derivative_hash(media.content_hash, recipe_text(lk, job_text + recipe, images.progressive), DIGEST_LENGTH))
+        for lk, recipe in zip(looks, recipes, strict=True)
+    ])
 
 
 def _image_job(media: Media, media_plan: MediaPlan, config: Config, abs_dest_root: str, abs_source_root: str) -> ImageJob:
     info, images = media.info, config.images
     artist, copyright_ = _credits(media, config)
+    outputs = tuple(media_plan.outputs)
     return ImageJob(
         job_id=media.src_uri,
         abs_src_path=os.path.join(abs_source_root, *media.src_uri.split("/")),
@@ -472,7 +505,8 @@ def _image_job(media: Media, media_plan: MediaPlan, config: Config, abs_dest_roo
         src_width=info.width,
         src_height=info.height,
         frames=info.frames,
-        outputs=tuple(media_plan.outputs),
+        outputs=outputs,
+        planned=outputs,
         progressive=images.progressive,
         keep_metadata=images.keep_metadata,
         artist=artist,

@@ -7,11 +7,20 @@ never the gallery or the config.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Bump when a change to the pipeline changes output pixels or bytes: every
 # derivative name (and so every cache key) changes with it.
 PROCESSING_VERSION = "3"
+# Bump when a change changes only how still images are made (decode scale, resizing): their names
+# change, and those of videos and animations do not (re-encoding a library's videos takes hours).
+STILLS_VERSION = "1"
+
+SHRINK_FORMATS = ("jpeg", "mpo")  # decoded smaller in the DCT domain when the outputs allow it
+# A still output is resized from a larger one of the same media when that one has at least this many
+# times its pixels per side: cheaper than from the decoded image, and as sharp.
+ADEQUATE_FACTOR = 1.5
 
 EXTENSIONS = {
     "jpeg": "jpg", "webp": "webp", "avif": "avif", "gif": "gif", "png": "png",
@@ -56,7 +65,10 @@ class ImageJob:
     src_width: int  # as displayed
     src_height: int
     frames: int
-    outputs: tuple[OutputSpec, ...]
+    outputs: tuple[OutputSpec, ...]  # what this job makes: all of planned, or those missing
+    # every output planned for the media: they fix how each is made (see still_derivation), so an
+    # output made alone has the bytes it has when made with all the others
+    planned: tuple[OutputSpec, ...]
     progressive: bool = True
     keep_metadata: bool = False
     artist: str | None = None
@@ -145,6 +157,78 @@ def recipe_text(spec: OutputSpec | Look, job_text: str, progressive: bool) -> st
         f"v{PROCESSING_VERSION}|{spec.role}|{spec.width}x{spec.height}|{spec.format}|q{spec.quality}|"
         f"{spec.crop}|{spec.animated}|{progressive_for(spec, progressive)}|{job_text}"
     )
+
+
+def is_still(spec: OutputSpec | Look) -> bool:
+    """Made from one decoded image (a display image, a thumbnail, a re-encoded original)."""
+    return spec.format != "copy" and not spec.animated
+
+
+def shrink_factor(src_width: int, src_height: int, outputs: Sequence[OutputSpec | Look]) -> int:
+    """Largest JPEG shrink-on-load factor (1, 2, 4, 8) that still leaves enough pixels for every output."""
+    need = 0.0
+    for out in outputs:
+        if out.format != "copy":
+            need = max(need, out.width / src_width, out.height / src_height)
+    for factor in (8, 4, 2):
+        if 1.0 / factor >= need:
+            return factor
+    return 1
+
+
+def still_derivation(
+    src_width: int, src_height: int, fmt: str, stills: Sequence[OutputSpec | Look]
+) -> tuple[int, tuple[int, ...]]:
+    """How each still output of a media is made: the scale its source is decoded at (1/factor), and
+    for each output the index of the larger, uncropped one it is resized from (-1: the decoded image).
+
+    A function of the source's size and of every still output planned for the media, never of which
+    of them a job is left to make: a thumbnail made alone (its file deleted, a build killed) is decoded
+    at the same scale and resized from the same intermediate as in a whole build, so it has the same
+    bytes (decoded at 1/8 and resized from there it differed by ~1.2 on average per pixel). The chain
+    is what a whole build always made: each output from the smallest larger one with ADEQUATE_FACTOR
+    times its pixels per side, and the decode as small as the largest output allows."""
+    factor = shrink_factor(src_width, src_height, stills) if fmt in SHRINK_FORMATS else 1
+    order = sorted(range(len(stills)), key=lambda i: geometry_order(stills[i]))
+    sources = [-1] * len(stills)
+    made: list[int] = []  # uncropped outputs smaller than the source, one per size: the intermediates
+    for i in order:
+        spec = stills[i]
+        scale = max(spec.width / src_width, spec.height / src_height) if spec.crop else 0.0
+        need_w = (src_width * scale if spec.crop else spec.width) * ADEQUATE_FACTOR
+        need_h = (src_height * scale if spec.crop else spec.height) * ADEQUATE_FACTOR
+        for j in made:  # largest first: the last adequate one is the smallest
+            if stills[j].width >= need_w and stills[j].height >= need_h:
+                sources[i] = j
+        size = (spec.width, spec.height)
+        if spec.crop is None and size != (src_width, src_height) and all(
+            (stills[j].width, stills[j].height) != size for j in made
+        ):
+            made.append(i)
+    return factor, tuple(sources)
+
+
+def geometry_order(spec: OutputSpec | Look) -> tuple:
+    """Larger outputs first (what a smaller one is resized from is made before it), one size's together."""
+    return (-spec.width * spec.height, spec.width, spec.height, spec.crop or "")
+
+
+def still_recipes(src_width: int, src_height: int, fmt: str, looks: Sequence[OutputSpec | Look]) -> tuple[str, ...]:
+    """For each of a media's outputs, how its pixels are made when it is a still, as text for its name
+    ('' when it is not): the decode scale and the sizes it is resized through ('|s1|1/2>1600x1067>1024x683'
+    for a thumbnail made from the 1024 px image made from the 1600 px one). Its name changes when
+    another setting changes how it is made (a largest size that allows a smaller decode)."""
+    stills = [look for look in looks if is_still(look)]
+    factor, sources = still_derivation(src_width, src_height, fmt, stills)
+    texts = []
+    for i in range(len(stills)):
+        chain, j = [], sources[i]
+        while j >= 0:
+            chain.append(f">{stills[j].width}x{stills[j].height}")
+            j = sources[j]
+        texts.append(f"|s{STILLS_VERSION}|1/{factor}" + "".join(reversed(chain)))
+    of_stills = iter(texts)
+    return tuple(next(of_stills) if is_still(look) else "" for look in looks)
 
 
 def derivative_hash(content_hash: str, recipe: str, length: int = 10) -> str:

@@ -1,4 +1,5 @@
-"""Run one job in a worker process: decode once, make every derivative, report back.
+"""Run one job in a worker process: decode once (an animation as its frames are encoded), make every
+derivative, report back.
 
 A job never raises: any failure becomes a JobResult with ok=False and a reason,
 and outputs already written by the failed job are removed.
@@ -12,10 +13,16 @@ from dataclasses import replace
 
 from ..errors import ProcessingError, described
 from ..fsutil import OutsideRoot, check_inside, forget_resolved, open_regular, write_atomic
-from .specs import ImageJob, JobResult, OutputSpec, VideoJob, progressive_for
-
-# Use an intermediate only when it has at least this many times the pixels (per side) of the target.
-ADEQUATE_FACTOR = 1.5
+from .specs import (
+    ImageJob,
+    JobResult,
+    OutputSpec,
+    VideoJob,
+    geometry_order,
+    is_still,
+    progressive_for,
+    still_derivation,
+)
 
 
 def run_job(job: ImageJob) -> JobResult:
@@ -112,75 +119,57 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
     if isinstance(job, VideoJob):
         return _make_video_outputs(job, written)
 
-    still = [o for o in job.outputs if o.format != "copy" and not o.animated]
+    todo = {o.dest_uri for o in job.outputs}
+    stills = [o for o in job.planned if is_still(o)]
     moving = [o for o in job.outputs if o.animated]
     originals = [o for o in job.outputs if o.format == "copy"]
     placeholder = None
-    if still:
-        # decoded as stored: each output is resized first and turned upright after, which is
-        # cheaper than turning the (bigger) decoded image
+    # each still is made as a whole build makes it, whichever of them this job makes: from the same
+    # decoded image, through the same intermediates (see still_derivation)
+    _, sources = still_derivation(job.src_width, job.src_height, job.format, stills)
+    needed: set[int] = set()  # the stills to make, and those they are resized from
+    for i, spec in enumerate(stills):
+        if spec.dest_uri in todo:
+            while i >= 0 and i not in needed:
+                needed.add(i)
+                i = sources[i]
+    if needed:
+        # decoded as stored, at the scale still_derivation chose (open_image reads job.planned): each
+        # output is resized first and turned upright after, cheaper than turning the decoded image
         base = engine.open_image(job, orient=False)
         swap = engine.transposed(job.orientation)
-        chain = [base]
-        last_image, picture = None, None
+        made: dict[tuple, object] = {}  # (width, height, crop) -> that image as stored, resized once
+        last_key, image, picture = None, None, None
         encoded: dict[tuple, bytes] = {}  # a thumbnail the size of a small photo is the same file twice
-        for spec in sorted(still, key=lambda o: o.width * o.height, reverse=True):
-            width, height = (spec.height, spec.width) if swap else (spec.width, spec.height)
-            source = _adequate(chain, base, width, height, spec.crop)
-            # computed once: later sizes and the placeholder read this, not the pipeline that made it
-            stored = engine.resize_exact(source, width, height, spec.crop)
-            if stored is not source:
-                stored = stored.copy_memory()
-            image = engine.orient(stored, job.orientation)
-            if image is not last_image:  # one Pillow copy per size, shared by its encodes and the placeholder
-                last_image, picture = image, None
+        for i in sorted(needed, key=lambda k: geometry_order(stills[k])):  # larger ones first
+            spec = stills[i]
+            key = (spec.width, spec.height, spec.crop)
+            if key not in made:
+                parent = stills[sources[i]] if sources[i] >= 0 else None
+                source = base if parent is None else made[(parent.width, parent.height, None)]
+                width, height = (spec.height, spec.width) if swap else (spec.width, spec.height)
+                stored = engine.resize_exact(source, width, height, spec.crop)
+                made[key] = stored if stored is source else stored.copy_memory()
+            if spec.dest_uri not in todo:
+                continue  # only an intermediate here
+            if key != last_key:  # one upright image and Pillow copy per size, shared by its encodes
+                last_key, image, picture = key, engine.orient(made[key], job.orientation), None
             if picture is None and (spec.format == "jpeg" or spec.role == "thumb"):
                 picture = engine.to_pillow(image)
             recipe = (spec.width, spec.height, spec.crop, spec.format, spec.quality, progressive_for(spec, job.progressive))
             if recipe not in encoded:
                 encoded[recipe] = engine.encode(image, spec, job, picture)
             _write(job, spec, encoded[recipe], written)
-            if spec.crop is None and stored is not source:
-                chain.append(stored)
             if spec.role == "thumb" and job.placeholder and placeholder is None:
                 # from the bytes written, as it would be from the file later (see placeholder_of_jpeg)
                 placeholder = engine.placeholder_of_jpeg(encoded[recipe])
-    if moving:
-        frames = engine.open_image(job, animated=True)
-        for spec in moving:
-            _write(job, spec, engine.encode(_resize_frames(frames, spec), spec, job), written)
+    for spec in moving:
+        _write(job, spec, engine.make_animation(job, spec), written)
     for spec in originals:
         _write(job, spec, _original_bytes(job, spec), written)
     if placeholder is None and job.placeholder and job.placeholder_source:
         placeholder = engine.placeholder_of_file(job.placeholder_source)
     return placeholder
-
-
-def _adequate(chain, base, width: int, height: int, crop: str | None):
-    """The smallest already-made image that still has enough pixels for a width x height output."""
-    scale = max(width / base.width, height / base.height) if crop else width / base.width
-    needed = base.width * scale * ADEQUATE_FACTOR
-    best = base
-    for image in chain:
-        if image.width >= needed and image.width < best.width:
-            best = image
-    return best
-
-
-def _resize_frames(frames, spec: OutputSpec):
-    """Resize every frame of an animation (stored as one tall strip) to the spec's size."""
-    import pyvips
-
-    page_height = frames.get("page-height") if frames.get_typeof("page-height") else frames.height
-    count = max(1, frames.height // page_height)
-    if frames.width == spec.width and page_height == spec.height:
-        return frames
-    out = frames.resize(spec.width / frames.width, vscale=spec.height / page_height, kernel="lanczos3")
-    if out.height != spec.height * count or out.width != spec.width:
-        out = out.embed(0, 0, spec.width, spec.height * count, extend="copy")
-    out = out.copy()
-    out.set_type(pyvips.GValue.gint_type, "page-height", spec.height)
-    return out
 
 
 def _original_bytes(job: ImageJob, spec: OutputSpec) -> bytes:
@@ -198,7 +187,7 @@ def _original_bytes(job: ImageJob, spec: OutputSpec) -> bytes:
         from . import engine
 
         jpeg = replace(spec, format="jpeg", quality=95)
-        return engine.encode(engine.open_image(replace(job, outputs=(jpeg,))), jpeg, job)
+        return engine.encode(engine.open_image(replace(job, outputs=(jpeg,), planned=(jpeg,))), jpeg, job)
     return data
 
 
