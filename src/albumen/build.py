@@ -37,12 +37,14 @@ from .process.plan import plan_jobs, plan_site, public_dir
 from .process.remaining import placeholder_key, remaining_jobs
 from .process.results import Tally
 from .process.specs import VideoJob
+from .render.hooks import PluginGallery, template_dirs
 from .render.writer import EarlyPages, PageWriter, make_renderer, render_pages
 from .report import BuildReport, QuietReporter, Reporter, plural, some
 from .scan import WalkReport, check_private, scan_source, walk_source
 from .scan.arrange import is_published
 from .tokens import albumen_home, marked_private, private_links
 from .write import DiskSink, outputs_not_as_written
+from .write.extra import write_extra_outputs
 from .write.leftovers import albumen_was_here, public_leftovers, unlisted_pages
 from .write.stale import damaged_note, remove_all_temp_files, remove_stale_outputs
 
@@ -206,7 +208,8 @@ def _run(
     config_path = str(loaded.path) if loaded.path else None
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
-    read = fingerprint(listings, walk_report, loaded, theme, source, output)
+    plugins = _plugins(config)  # each stage calls the hooks of the work it owns
+    read = fingerprint(listings, walk_report, loaded, theme, source, output, template_dirs(plugins))
     damaged: dict[str, int | None] = {}  # the last build's files missing or changed since -> the size written
     if (
         not options.force
@@ -228,10 +231,10 @@ def _run(
     cache.set_meta("fingerprint", None)
     gallery = scan_source(
         str(source), config, cache, reporter, pool, walked=(listings, walk_report), config_path=config_path,
-        private=private,
+        private=private, plugins=plugins,
     )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
-    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report))
+    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report), plugins)
     leftovers, reported = public_leftovers(
         output, cache, ((uri, public_dir(uri, config.pages.slugs)) for uri in marked_private(gallery))
     )
@@ -264,7 +267,7 @@ def _run(
     for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
             writer = early.writer = PageWriter(
-                make_renderer(gallery, plan, cache, config, theme), sink, cache, report, forced, damaged
+                make_renderer(gallery, plan, cache, config, theme, plugins), sink, cache, report, forced, damaged
             )
         if not tally.take(result):
             early.stop()
@@ -280,11 +283,14 @@ def _run(
 
     # -- pages ------------------------------------------------------------------
     # views read the gallery as it is now
-    writer = writer or PageWriter(make_renderer(gallery, plan, cache, config, theme), sink, cache, report, forced, damaged)
+    writer = writer or PageWriter(
+        make_renderer(gallery, plan, cache, config, theme, plugins), sink, cache, report, forced, damaged
+    )
     renderer = writer.renderer
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
     render_pages(writer, listed, reporter, config)
     del writer, listed
+    write_extra_outputs(plugins, PluginGallery(renderer), sink, cache, output, damaged)  # the plugins' own files
 
     # -- stale outputs: only files this tool recorded, and never outside the output ----------
     stale = remove_stale_outputs(cache, output)
@@ -297,9 +303,11 @@ def _run(
     report.ignored = gallery.ignored
     report.skipped = sorted(gallery.skipped, key=lambda s: s.src_uri)
     report.warnings += gallery.warnings + plan.warnings + renderer.warnings
+    report.warnings += list(dict.fromkeys(plugins.problems)) if plugins else []  # (a hook asked twice says it once)
     report.notes += renderer.notes
     save_summary(cache, report)
-    if not gallery.unsettled:  # else the next build reads those files again, even with nothing changed
+    # else the next build reads those files again (or runs the plugins that failed), even with nothing changed
+    if not gallery.unsettled and not (plugins and plugins.problems):
         cache.set_meta("fingerprint", read)
     cache.set_meta("building", None)
     report.pages_written = sink.written
@@ -315,6 +323,15 @@ def _run(
                                       current=cache.is_current, skip=reported)
     report.notes += damaged_note(output, damaged) + stale.notes()
     report.warnings += stale.warnings()
+
+
+def _plugins(config):
+    """The plugins the config turns on, for this build (None without any: nothing of them is imported)."""
+    if not config.plugins.loaded:
+        return None
+    from .plugins.manager import Plugins
+
+    return Plugins(config.plugins.loaded)
 
 
 def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: BuildReport) -> None:

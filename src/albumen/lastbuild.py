@@ -25,14 +25,15 @@ if TYPE_CHECKING:
 
 
 def fingerprint(
-    listings, walk_report: WalkReport, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path
+    listings, walk_report: WalkReport, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path,
+    more_templates: list[Path] = (),
 ) -> str:
     """Everything a build reads, by name, size and modification time: when it is unchanged, so is the site.
 
     The photo folder's listing (every file it holds, sidecars and captions included, and where each
     symbolic link leads, with the index.md files above a link's target that the walk does not list),
-    the config, the theme's files, the time zone, the private-link secret and rotations, and Albumen's
-    version.
+    the config (plugins' versions and options included), the theme's files and the plugins' templates
+    (more_templates), the time zone, the private-link secret and rotations, and Albumen's version.
     """
     h = hashlib.sha256()
     h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
@@ -42,7 +43,7 @@ def fingerprint(
             h.update(extra.read_bytes())
         except OSError:
             h.update(b"-")
-    for folder in theme_dirs(theme):
+    for folder in [*theme_dirs(theme), *more_templates]:
         for path in sorted(folder.rglob("*")):
             st = path.stat()
             h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import ConfigError
 from ..fsutil import open_regular
-from .schema import SECTIONS, Config, iter_settings
+from .schema import SECTIONS, Config, PluginsConfig, iter_settings
 
 CONFIG_NAME = "albumen.toml"
 _SORT_RE = re.compile(r"^-?[A-Za-z_][A-Za-z0-9_-]*$")
@@ -65,7 +65,11 @@ def load_config(explicit: str | Path | None = None, cwd: Path | None = None, ove
         except UnicodeDecodeError:
             raise ConfigError(["the file is not UTF-8 text (save it as UTF-8)"], path=str(path)) from None
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError([f"invalid TOML: {exc}"], path=str(path)) from None
+            hint = ""
+            if "Cannot declare ('plugins'" in str(exc):
+                hint = (" (a list 'plugins = [...]' cannot have [plugins.NAME] tables beside it: write the list as "
+                        "'enabled = [...]' under [plugins])")
+            raise ConfigError([f"invalid TOML: {exc}{hint}"], path=str(path)) from None
     for dotted, value in (overrides or {}).items():
         section, _, key = dotted.rpartition(".")
         target = data.setdefault(section, {}) if section else data
@@ -98,6 +102,8 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
     top_fields = {f.name: f for f in fields(Config) if f.name not in SECTIONS}
 
     for key, value in data.items():
+        if key == "plugins":
+            continue  # below: the plugins' own schemas are known once they are loaded
         if key in SECTIONS:
             if not isinstance(value, dict):
                 problems.append(f"{key}: expected a table ([{key}]), got {_describe(value)}")
@@ -118,10 +124,19 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
         else:
             problems.append(_unknown(key, all_keys))
 
+    plugins = None
+    if "plugins" in data:  # imported only then: a gallery without plugins loads nothing of them
+        from ..plugins.manager import load_plugins
+
+        base_dir = Path(path).resolve().parent if path else Path.cwd()
+        enabled, loaded, more = load_plugins(data["plugins"], base_dir)
+        problems += more
+        plugins = PluginsConfig(enabled, loaded)
     if problems:
         raise ConfigError(problems, path=path)
     config = Config(**top_values)
-    return replace(config, **{name: SECTIONS[name](**values) for name, values in section_values.items() if values})
+    config = replace(config, **{name: SECTIONS[name](**values) for name, values in section_values.items() if values})
+    return replace(config, plugins=plugins) if plugins is not None else config
 
 
 _INVALID = object()
@@ -163,6 +178,12 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
             return bad(_int_expectation(rules))
         if ("min" in rules and value < rules["min"]) or ("max" in rules and value > rules["max"]):
             return bad(_int_expectation(rules))
+    elif isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return bad(_int_expectation(rules, "a number"))
+        if ("min" in rules and value < rules["min"]) or ("max" in rules and value > rules["max"]):
+            return bad(_int_expectation(rules, "a number"))
+        value = float(value)
     elif isinstance(default, str):
         if not isinstance(value, str):
             return bad("a string" if "choices" not in rules else _choices(rules["choices"]))
@@ -246,13 +267,15 @@ def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> 
     return value
 
 
-def _int_expectation(rules) -> str:
+def _int_expectation(rules, what: str = "an integer") -> str:
     lo, hi = rules.get("min"), rules.get("max")
     if lo is not None and hi is not None:
-        return f"an integer from {lo} to {hi}"
+        return f"{what} from {lo} to {hi}"
     if lo is not None:
-        return f"an integer of at least {lo}"
-    return "an integer"
+        return f"{what} of at least {lo}"
+    if hi is not None:
+        return f"{what} of at most {hi}"
+    return what
 
 
 def _choices(choices) -> str:

@@ -15,7 +15,9 @@ DEFAULT_MAX_PIXELS = 178_956_970
 
 
 def setting(default: Any, doc: str, **rules: Any) -> Any:
-    """A documented setting. Rules: choices, item_choices, min, max, kind ('path', 'url', 'timezone', 'sort')."""
+    """A documented setting. Rules: choices, item_choices, min, max, kind ('path', 'url', 'timezone', 'sort').
+
+    Plugins declare their options with it too (see plugins.hookspecs.albumen_options)."""
     if isinstance(default, list):
         default = tuple(default)
     return field(default=default, metadata={"doc": doc, **rules})
@@ -165,6 +167,22 @@ class FeedsConfig:
 
 
 @dataclass(frozen=True)
+class PluginsConfig:
+    """Plugins: bundled ones, installed packages' and modules' (see docs/PLUGINS.md)."""
+
+    enabled: tuple[str, ...] = setting(
+        [],
+        "Plugins to turn on, in the order they run (a filter of the first sees the pixels first): a bundled "
+        "plugin's name (listed below), the name an installed package gives its plugin (entry point group "
+        "'albumen.plugins'), or a module's import path ('my_package.plugin'). Each takes its options from a table "
+        "of its own, [plugins.NAME]; with none, 'plugins = [\"NAME\"]' is enough.",
+    )
+    # each plugin turned on, loaded and its options validated (plugins.manager.PluginInfo), in that order:
+    # its version and options are part of the config's repr, so of the build's fingerprint
+    loaded: tuple = field(default=(), metadata={"internal": True})
+
+
+@dataclass(frozen=True)
 class Config:
     title: str = setting("", "Site title. Default: the name of the photo folder.")
     description: str = setting("", "One line about the site, used in page metadata.")
@@ -227,6 +245,7 @@ class Config:
     pages: PagesConfig = field(default_factory=PagesConfig, metadata={"doc": "Pages and URLs."})
     stream: StreamConfig = field(default_factory=StreamConfig, metadata={"doc": "The stream of latest media."})
     feeds: FeedsConfig = field(default_factory=FeedsConfig, metadata={"doc": "Feeds and sitemap."})
+    plugins: PluginsConfig = field(default_factory=PluginsConfig, metadata={"doc": "Plugins."})
 
 
 SECTIONS: dict[str, type] = {
@@ -239,6 +258,8 @@ SECTIONS: dict[str, type] = {
 def iter_settings(cls: type = Config, prefix: str = ""):
     """Yield (dotted key, field) for every leaf setting, in declaration order."""
     for f in fields(cls):
+        if f.metadata.get("internal"):
+            continue
         if f.name in SECTIONS and cls is Config:
             yield from iter_settings(SECTIONS[f.name], prefix=f"{f.name}.")
         else:

@@ -38,10 +38,12 @@ class Tally:
         if not result.ok:
             self.reporter.note(f"skipped {result.job_id}: {result.error}")
             self.failed.append((result.job_id, result.error or "processing failed"))
+            if (result.error or "").startswith("plugin "):  # (process.filters): a plugin's failure, not the
+                self.gallery.unsettled += 1  # file's: the next build tries again, even with nothing changed
             return False
         if kind == "video":
             report.videos_processed += 1
-        else:
+        elif kind == "image":  # (an item of a plugin's media kind is neither)
             report.photos_processed += 1
         report.derivatives_made += len(result.written)
         self.made.extend(result.written)

@@ -9,10 +9,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
-from ..errors import BuildError
+from ..errors import BuildError, PluginError
 from ..model import Gallery
 from ..process.plan import STATIC_DIR, SitePlan
 from ..process.remaining import placeholder_key
@@ -86,7 +86,7 @@ class PageWriter:
         self.offered, self.held = [], 0
         if not offered:
             return
-        conflict = cache.claim_pages([(t.dest_uri, t.template) for t in offered])
+        conflict = cache.claim_pages([(t.dest_uri, t.origin or t.template) for t in offered])
         if conflict is not None:
             uri, before, now = conflict
             raise BuildError(
@@ -101,19 +101,27 @@ class PageWriter:
         if not pending:
             return
         cache.reserve_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
+        failed: set[str] = set()  # pages a plugin failed: not written (the last build's file stays), tried again next time
         for task in pending:
             again = self.sink.has(task.dest_uri)
+            try:
+                page = self.renderer.render(task)
+            except PluginError as failure:
+                self.renderer.ctx.plugins.warn(failure, f"{task.dest_uri} is not written")
+                failed.add(task.dest_uri)
+                continue
             if (task.dest_uri in unknown and not again and not self.report.output_was_ours
                     and foreign(self.report.output, task.dest_uri)):
                 self.report.replaced.append(task.dest_uri)
-            self.sink.write(task.dest_uri, self.renderer.render(task).content, again=again)
+            self.sink.write(task.dest_uri, page.content, again=again)
             if self.reporter is not None:
                 self.reporter.advance(task.dest_uri)
             else:
                 self.early.append(task.dest_uri)
         cache.stamp_outputs(self.sink.take_stamps())
-        cache.set_page_keys([(t.dest_uri, t.key) for t in pending])  # after the page is written
-        self.report.pages_rendered += len(pending)
+        # after the page is written
+        cache.set_page_keys([(t.dest_uri, t.key) for t in pending if t.dest_uri not in failed])
+        self.report.pages_rendered += len(pending) - len(failed)
 
 
 class EarlyPages:
@@ -213,7 +221,9 @@ class EarlyPages:
         return self.listed
 
 
-def make_renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config: Config, theme: Path | None) -> SiteRenderer:
+def make_renderer(
+    gallery: Gallery, plan: SitePlan, cache: BuildCache, config: Config, theme: Path | None, plugins: Any = None
+) -> SiteRenderer:
     """The page renderer, its templates compiled. Views are built from the gallery when pages are listed.
 
     Jinja and the page code are imported here, while the workers make images, not at start-up."""
@@ -222,7 +232,7 @@ def make_renderer(gallery: Gallery, plan: SitePlan, cache: BuildCache, config: C
     renderer = SiteRenderer(
         RenderContext(
             gallery, plan, CachedPlaceholders(plan, cache), config, theme, digests=ViewDigests(cache),
-            compiled=cache.folder,
+            compiled=cache.folder, plugins=plugins,
         )
     )
     renderer.compile_templates()
