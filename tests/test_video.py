@@ -25,6 +25,7 @@ from conftest import (
     soup,
     start_build,
     video_gallery,
+    write_config,
 )
 
 
@@ -308,7 +309,7 @@ def test_system_ffmpeg_makes_every_stream(tmp_path):
     )
     site = tmp_path / "site"
     build_site(src, site, "-c", str(cfg / "albumen.toml"))
-    calls = (cfg / "calls.log").read_text().splitlines()
+    calls = [c for c in (cfg / "calls.log").read_text().splitlines() if c != "-version"]  # its version: see encoder_identity
     assert len(calls) == 6 and all("phone.mp4" in c or "ok.mp4" in c for c in calls)
     streams = {p.name.split(".")[1] + p.suffix: p for p in (site / "phone").iterdir() if p.suffix in (".mp4", ".webm")}
     assert sorted(streams) == ["160p-av1.webm", "160p-vp9.webm", "160p.mp4"]
@@ -327,7 +328,7 @@ def test_system_ffmpeg_makes_every_stream(tmp_path):
     (cfg / "calls.log").unlink()
     site2 = tmp_path / "site2"
     build_site(src, site2, "-c", str(cfg / "albumen.toml"))
-    calls = (cfg / "calls.log").read_text().splitlines()
+    calls = [c for c in (cfg / "calls.log").read_text().splitlines() if c != "-version"]  # its version: see encoder_identity
     remuxed = [c for c in calls if "ok.mp4" in c]
     assert len(remuxed) == 1 and "-c copy" in remuxed[0]
     copied = next((site2 / "ok").glob("*.mp4"))
@@ -464,3 +465,53 @@ def test_corpus_video_cut_off_is_published_with_a_warning(tmp_path):
     assert abs(probe(next((site / "cut").glob("*.mp4")))["duration"] - found["cut.mp4"][0]) < 0.3
     for name in listed:
         assert name in found or f"skipped: {name}:" in result.stderr, (name, result.stderr)
+
+
+def _one_cpu():  # pragma: no cover - runs in the child
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+@pytest.mark.parametrize("encoder", ["pyav", pytest.param("system ffmpeg", marks=needs_ffmpeg)])
+def test_video_streams_are_the_same_bytes_on_any_machine(tmp_path, encoder):
+    """A stream's name carries its recipe, so it may be cached for ever: the same source and settings
+    must give the same bytes wherever they are encoded. x264's output depended on its thread count,
+    which FFmpeg takes from the CPUs the process may use (a build on 1 CPU and one on 2 differed), and
+    WebM files carried random identifiers (two builds never agreed)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs to compare with a build on 1")
+    import subprocess
+    import sys
+
+    src = tmp_path / "p"
+    make_video(src / "clip.mp4", seconds=1.0, size=(320, 240))
+    text = '[videos]\nremux = false\nformats = ["webm"]\n'
+    if encoder == "system ffmpeg":
+        text += f'ffmpeg = "{SYSTEM_FFMPEG}"\n'
+    conf = write_config(tmp_path, text)
+    digests = []
+    for i, limit in enumerate((None, _one_cpu)):
+        site = tmp_path / f"site{i}"
+        done = subprocess.run([sys.executable, "-m", "albumen", "build", str(src), "-o", str(site), "-c", str(conf)],
+                              capture_output=True, text=True, preexec_fn=limit, timeout=300)
+        assert done.returncode == 0, done.stderr
+        digests.append({p.name: p.read_bytes() for p in site.rglob("*") if p.suffix in (".mp4", ".webm")})
+    assert sorted(digests[0]) == sorted(digests[1]) and len(digests[0]) == 2
+    for name, data in digests[0].items():
+        assert digests[1][name] == data, name
+
+
+@needs_ffmpeg
+def test_another_encoder_gives_other_names(tmp_path):
+    """PyAV's FFmpeg and a system ffmpeg make different bytes from one recipe: their streams must not
+    share a name (switching videos.ffmpeg published the other encoder's bytes under the old names)."""
+    src = tmp_path / "p"
+    make_video(src / "clip.mp4", seconds=0.5, size=(160, 120))
+    names = []
+    for i, text in enumerate(("[videos]\nremux = false\n", f'[videos]\nremux = false\nffmpeg = "{SYSTEM_FFMPEG}"\n')):
+        conf = tmp_path / f"c{i}" / "albumen.toml"
+        conf.parent.mkdir()
+        conf.write_text(text)
+        site = tmp_path / f"site{i}"
+        build_site(src, site, "-c", str(conf))
+        names.append({p.name for p in site.rglob("*.mp4")})
+    assert len(names[0]) == 1 and not names[0] & names[1]

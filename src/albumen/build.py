@@ -257,7 +257,7 @@ def _run(
         private=private,
     )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
-    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report))
+    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report), _video_encoder(gallery, ffmpeg))
     reported = _warn_public_leftovers(gallery, config, output, cache, report)
     _warn_unmatched_force(gallery, options, report)
     if not gallery.media and not gallery.skipped:
@@ -755,12 +755,12 @@ def _fingerprint(
     version.
     """
     from . import __version__
-    from .process.specs import PROCESSING_VERSION, STILLS_VERSION
+    from .process.specs import PROCESSING_VERSION, STILLS_VERSION, VIDEOS_VERSION
     from .scan.dates import local_zone_name
     from .tokens import albumen_home
 
     h = hashlib.sha256()
-    h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
+    h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{VIDEOS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
     h.update(f"{local_zone_name()}\0{os.environ.get('ALBUMEN_SECRET', '')}\0".encode("utf-8", "surrogateescape"))
     for extra in (albumen_home() / "secret", albumen_home() / "rotations.json"):
         try:
@@ -938,6 +938,15 @@ def _remaining(
     if len(missing) == len(job.outputs) and source == job.placeholder_source:
         return job  # all of it: the planned job itself, not a copy
     return replace(job, outputs=missing, placeholder_source=source)
+
+
+def _video_encoder(gallery: Gallery, ffmpeg: str | None) -> str:
+    """What encodes this build's videos, with its version (part of their recipe); asked only when there are videos."""
+    if not any(m.kind == "video" for m in gallery.media.values()):
+        return ""
+    from .process.video import encoder_identity
+
+    return encoder_identity(ffmpeg)
 
 
 def _ffmpeg(loaded: LoadedConfig) -> str | None:

@@ -9,6 +9,7 @@ portrait in every player. Location metadata is dropped unless metadata is kept.
 from __future__ import annotations
 
 import fractions
+import functools
 import math
 import os
 import subprocess
@@ -16,7 +17,7 @@ import tempfile
 
 from ..errors import ProcessingError
 from ..fsutil import TMP_PREFIX
-from .specs import OutputSpec, VideoJob
+from .specs import X264_THREADS, OutputSpec, VideoJob
 
 POSTER_SEARCH_SECONDS = 5.0
 ROTATION_AS_ORIENTATION = {0: 1, 90: 6, 180: 3, 270: 8}  # a clockwise turn as the EXIF orientation that asks for it
@@ -95,6 +96,24 @@ _ENCODERS = {
 }
 
 
+@functools.lru_cache(maxsize=8)
+def encoder_identity(ffmpeg: str | None) -> str:
+    """What encodes videos, with its version: PyAV's own FFmpeg, or a system ffmpeg (videos.ffmpeg).
+    Part of every video's recipe: another encoder, or another version of one, makes other bytes, which
+    must not be published under the name of those it made before."""
+    if not ffmpeg:
+        from importlib.metadata import version
+
+        return f"pyav {version('av')}"
+    try:
+        out = subprocess.run([ffmpeg, "-version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=30, errors="replace")
+        first = out.stdout.splitlines()[0] if out.stdout.strip() else f"exit {out.returncode}"
+    except (OSError, subprocess.SubprocessError) as exc:
+        first = f"unknown ({exc.__class__.__name__})"  # the job says why it cannot run it
+    return f"{ffmpeg}: {first.split(' Copyright')[0]}"
+
+
 def _video_options(fmt: str, job: VideoJob) -> dict[str, str]:
     if fmt == "mp4":
         return {"crf": str(job.crf), "preset": job.preset, "profile": "high"}
@@ -118,7 +137,9 @@ def transcode_pyav(job: VideoJob, spec: OutputSpec, target: str) -> None:
 
     container_format, vcodec, acodec = _ENCODERS[spec.format]
     inp = av.open(job.abs_src_path)
-    out = av.open(target, "w", format=container_format, options={"movflags": "+faststart"} if container_format == "mp4" else {})
+    # bit-exact: a Matroska (WebM) file otherwise carries random identifiers, different at every run
+    out = av.open(target, "w", format=container_format,
+                  options={"movflags": "+faststart"} if container_format == "mp4" else {"fflags": "+bitexact"})
     try:
         vin = inp.streams.video[0]
         vin.thread_type = "AUTO"
@@ -128,7 +149,7 @@ def transcode_pyav(job: VideoJob, spec: OutputSpec, target: str) -> None:
         vout.width, vout.height = spec.width, spec.height
         vout.pix_fmt = "yuv420p"
         vout.options = _video_options(spec.format, job)
-        vout.thread_count = 0
+        vout.thread_count = X264_THREADS if vcodec == "libx264" else 0  # VP9's and AV1's bytes do not depend on it
         if job.keep_metadata:
             out.metadata.update(inp.metadata)
         aout = resampler = None
@@ -219,14 +240,15 @@ def ffmpeg_command(job: VideoJob, spec: OutputSpec, target: str) -> list[str]:
         return [*cmd, "-c", "copy", "-movflags", "+faststart", "-f", "mp4", target]
     cmd += ["-vf", f"scale={spec.width}:{spec.height},format=yuv420p"]
     if spec.format == "mp4":
-        cmd += ["-c:v", "libx264", "-crf", str(job.crf), "-preset", job.preset, "-c:a", "aac",
+        cmd += ["-c:v", "libx264", "-threads", str(X264_THREADS), "-crf", str(job.crf), "-preset", job.preset, "-c:a", "aac",
                 "-b:a", f"{job.audio_bitrate}k", "-ac", "2", "-movflags", "+faststart", "-f", "mp4"]
     elif spec.format == "webm":
         cmd += ["-c:v", "libvpx-vp9", "-crf", str(min(63, job.crf + 8)), "-b:v", "0", "-row-mt", "1",
-                "-deadline", "good", "-cpu-used", "5", "-c:a", "libopus", "-b:a", f"{job.audio_bitrate}k", "-f", "webm"]
+                "-deadline", "good", "-cpu-used", "5", "-c:a", "libopus", "-b:a", f"{job.audio_bitrate}k",
+                "-fflags", "+bitexact", "-f", "webm"]
     else:
         cmd += ["-c:v", "libsvtav1", "-crf", str(min(63, job.crf + 12)), "-preset", "10", "-c:a", "libopus",
-                "-b:a", f"{job.audio_bitrate}k", "-f", "webm"]
+                "-b:a", f"{job.audio_bitrate}k", "-fflags", "+bitexact", "-f", "webm"]
     return [*cmd, target]
 
 
