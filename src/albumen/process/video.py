@@ -12,7 +12,9 @@ import fractions
 import functools
 import math
 import os
+import signal
 import subprocess
+import sys
 import tempfile
 
 from ..errors import ProcessingError
@@ -253,15 +255,25 @@ def ffmpeg_command(job: VideoJob, spec: OutputSpec, target: str) -> list[str]:
 
 
 _ffmpeg: subprocess.Popen | None = None  # the system ffmpeg this process is running (see stop_ffmpeg)
+_starting = False  # a Popen of ffmpeg is under way: its process may exist before _ffmpeg names it
+_stop_pending: int | None = None  # a stop signal that came meanwhile, raised again once _ffmpeg names it
 
 
 def _run_ffmpeg(command: list[str], timeout: float) -> tuple[int, str]:
     """Run a system ffmpeg: (exit status, what it printed on stderr). It is killed when this
     returns early (a time limit, an exception) or when the worker is stopped (stop_ffmpeg)."""
-    global _ffmpeg
-    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True) as proc:
+    global _ffmpeg, _starting
+    setup = _child_setup()
+    _starting = True
+    try:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, preexec_fn=setup)
         _ffmpeg = proc
+    finally:
+        _starting = False
+        if _stop_pending is not None:
+            signal.raise_signal(_stop_pending)  # its handler now finds the ffmpeg, kills it and exits
+    with proc:
         try:
             _, err = proc.communicate(timeout=timeout)
         except BaseException:
@@ -273,13 +285,59 @@ def _run_ffmpeg(command: list[str], timeout: float) -> tuple[int, str]:
     return proc.returncode, err
 
 
-def stop_ffmpeg() -> None:
+def stop_ffmpeg(signum: int) -> bool:
     """Kill the system ffmpeg this worker runs, and wait until it is gone (it is writing a temporary
-    file that the build removes once its workers are stopped)."""
+    file that the build removes once its workers are stopped). False when that cannot be done yet:
+    a Popen is starting one, whose process may already exist though its pid is not known. The
+    signal is then raised again as soon as it is (see _run_ffmpeg), and the worker must not exit
+    before: that ffmpeg would go on, orphaned, and create its file after the build's clean-up."""
+    global _stop_pending
+    if _starting:
+        _stop_pending = signum
+        return False
     proc = _ffmpeg
-    if proc is not None and proc.poll() is None:
-        proc.kill()
-        proc.wait()
+    if proc is not None and proc.returncode is None:
+        # not proc.kill() and proc.wait(): this runs in a signal handler, maybe while the code it
+        # interrupted (communicate) holds the Popen's lock, which proc.wait() would wait for in vain
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+            os.waitpid(proc.pid, 0)
+        except (ProcessLookupError, ChildProcessError):  # the interrupted code had just reaped it
+            pass
+    return True
+
+
+_prctl = None  # libc's prctl, loaded before any fork: the child must not load a library
+PR_SET_PDEATHSIG = 1
+
+
+def _child_setup():
+    """What ffmpeg's process does between fork and exec, on Linux: have the kernel kill it when the
+    worker that started it dies, however it dies (pebble's SIGKILL when a stop takes over 3 s, the
+    out-of-memory killer, the build killed and its workers with it), so that no ffmpeg ever outlives
+    its worker and writes into the output after the build has removed the temporary files. It calls
+    prctl and getppid, nothing else: the worker may run other threads (libvips'), so the child takes
+    no lock and imports nothing."""
+    global _prctl
+    if not sys.platform.startswith("linux"):
+        return None
+    if _prctl is None:
+        import ctypes
+
+        try:
+            _prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+        except (OSError, AttributeError):  # not glibc: no parent-death signal
+            _prctl = False
+    if not _prctl:
+        return None
+    prctl, worker, kill = _prctl, os.getpid(), int(signal.SIGKILL)
+
+    def die_with_worker() -> None:
+        prctl(PR_SET_PDEATHSIG, kill)
+        if os.getppid() != worker:  # the worker died before that was set
+            os._exit(1)
+
+    return die_with_worker
 
 
 def make_stream(job: VideoJob, spec: OutputSpec, abs_dest: str) -> None:
