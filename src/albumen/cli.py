@@ -429,6 +429,69 @@ def init(directory: Path, source: Path | None) -> None:
     _say(f"wrote {target}: every setting with its default, commented out")
 
 
+@main.command("import-sigal")
+@click.argument("sigal_conf", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "toml_path", default=CONFIG_NAME, show_default=True,
+              type=click.Path(dir_okay=False, path_type=Path), help="The albumen.toml to write.")
+@click.option("--force", is_flag=True, help="Replace OUTPUT when it exists.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the settings that need nothing in Albumen.")
+def import_sigal(sigal_conf: Path, toml_path: Path, force: bool, verbose: bool) -> None:
+    """Write an albumen.toml from a Sigal configuration (sigal.conf.py), without running it.
+
+    The file is read as Python source: settings given as literals (strings, numbers, tuples,
+    lists, dicts) are carried over, each under a comment naming its line; a value only running
+    the file would give (a call, a name, an f-string...) is reported, not run. Every setting that
+    is not carried over is listed with the reason, here and at the end of the file. Paths are
+    rewritten relative to OUTPUT. Never replaces an existing file without --force, and never
+    writes into the photo folder.
+
+    \b
+    Examples:
+      albumen import-sigal sigal.conf.py && albumen build
+      albumen import-sigal ~/gallery/sigal.conf.py -o ~/gallery/albumen.toml
+
+    Exit status: 0 written, 2 the file is not valid Python (the line is named), cannot be read,
+    or OUTPUT exists.
+    """
+    import os
+
+    from .fsutil import write_atomic
+    from .importers.sigal import import_sigal as run_import
+
+    try:
+        if toml_path.exists() and not force:
+            raise UsageError(f"{toml_path} already exists; it was left as it is", hint="pass --force to replace it")
+        if toml_path.exists() and sigal_conf.exists() and os.path.samefile(toml_path, sigal_conf):
+            raise UsageError(f"{toml_path} is the Sigal configuration itself", hint="write the albumen.toml elsewhere (-o)")
+        result, text = run_import(sigal_conf, toml_path)
+        here = toml_path.resolve().parent
+        if result.source is not None and (here == result.source or result.source in here.parents):
+            raise UsageError(
+                f"{toml_path} would be inside the photo folder {result.source}; Albumen never writes there",
+                hint="write it beside the photo folder (-o)",
+            )
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    write_atomic(str(toml_path.absolute()), text.encode("utf-8"))
+    lost = [left for left in result.left if left.lost]
+    same = [left for left in result.left if not left.lost]
+    _say(f"wrote {toml_path} from {sigal_conf}: {plural(len(result.lines), 'setting')}, "
+         f"{len(result.approximate)} of them approximately; {len(lost)} not carried over"
+         + (f", {len(same)} needing no setting in Albumen" if same else ""))
+    for line in result.approximate:
+        where = f"{line.table}.{line.key}" if line.table else line.key
+        _say(f"approximately: {where}: {line.notes[0] if line.notes else line.origin}")
+    for left in lost:
+        _say(f"not carried over: {left.name}{f' ({left.where})' if left.where else ''}: {left.reason}")
+    for left in same if verbose else []:
+        _say(f"not needed: {left.name}{f' ({left.where})' if left.where else ''}: {left.reason}")
+    if same and not verbose:
+        _say(f"({plural(len(same), 'setting')} needing no setting in Albumen are listed in {toml_path}, or with -v)")
+    config = "" if toml_path.resolve() == (Path.cwd() / CONFIG_NAME).resolve() else f" -c {toml_path}"
+    _say(f"next: albumen build{config}" + ("" if result.source is not None else " PHOTOS (the photo folder)"))
+
+
 @main.command()
 @click.argument("source", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: _build).")
