@@ -492,6 +492,53 @@ def import_sigal(sigal_conf: Path, toml_path: Path, force: bool, verbose: bool) 
     _say(f"next: albumen build{config}" + ("" if result.source is not None else " PHOTOS (the photo folder)"))
 
 
+@main.command("set-meta")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("assignments", nargs=-1, required=True, metavar="KEY=VALUE...")
+@click.option("--dry-run", is_flag=True, help="Show the change as a diff; write nothing.")
+def set_meta(path: Path, assignments: tuple[str, ...], dry_run: bool) -> None:
+    """Set keys in the sidecar of a photo or an album (a folder: its index.md); KEY= removes KEY.
+
+    The one command that writes into the photo folder: only the sidecar, only when asked. It is
+    found as the build finds it (photo.jpg.md, else photo.md; a new one is photo.md, or
+    photo.jpg.md when another file is named photo too). The rest of an existing sidecar is kept
+    byte for byte (its text, other keys, comments, line endings, encoding, and its header style:
+    'Key: value' lines, YAML between '---' or TOML between '+++'); it is written atomically. A
+    sidecar that cannot be read whole and trusted is left as it is, saying why.
+
+    \b
+    Examples:
+      albumen set-meta Trips/beach.jpg title="The beach at noon" tags="sea, sand"
+      albumen set-meta Trips/2024 album_sort=-date sort=   # an album's index.md; sort= removes sort
+      albumen set-meta Trips/beach.jpg description="$(cat note.txt)" --dry-run
+
+    Exit status: 0 written (or nothing to change), 1 the sidecar cannot be changed safely,
+    2 usage error (no such photo or folder, a bad KEY=VALUE). Nothing is written unless 0.
+    """
+    from .setmeta import diff, parse_assignments, plan_set_meta, write_sidecar
+
+    try:
+        edit = plan_set_meta(str(path), parse_assignments(assignments))
+        for note in edit.notes:
+            _say(f"note: {note}")
+        if not edit.changed:
+            _say(f"{edit.abs_path} already says so; nothing written")
+            return
+        if dry_run:
+            _say(diff(edit))
+            _say("dry run: nothing written")
+            return
+        write_sidecar(edit)
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    except OSError as exc:
+        fail(AlbumenError(f"cannot write {exc.filename or path}: {exc.strerror or exc}; nothing was written"))
+        return
+    what = "wrote" if edit.old is None else "updated"
+    _say(f"{what} {edit.abs_path} (the sidecar of {edit.describes}): {', '.join(edit.changes)}")
+
+
 @main.command()
 @click.argument("source", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: _build).")
