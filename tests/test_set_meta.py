@@ -198,6 +198,8 @@ def test_values_read_back_through_the_scanners_reader(tmp_path, style):
         (b"Title: \x81\x8d\n", "not UTF-8 or Windows-1252 text"),
         (b"# Family\nprivate: true\n\nText\n", "kept private to be safe"),  # the reader warns: refused
         (b"Title: x\n\n" + b"a" * (1 << 20), "larger than 1 MiB"),
+        # read whole, but in a shape the editor does not edit (a flow mapping): the read-back check refuses
+        (b"---\n{title: Old}\n---\nText\n", "cannot make this change safely"),
     ],
 )
 def test_a_sidecar_it_cannot_read_whole_is_left_as_it_is(tmp_path, content, why):
