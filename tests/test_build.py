@@ -799,7 +799,7 @@ def test_derivative_names_are_pinned():
     """A derivative's name is its cache key and its URL: a refactoring must not change it (a change to
     the pipeline bumps PROCESSING_VERSION instead, or STILLS_VERSION when only still images change).
     Still images' names say how they are made (decode scale, intermediates) since STILLS_VERSION 1;
-    the video's is the name Albumen has always given."""
+    a video's says which encoder made it since VIDEOS_VERSION 2."""
     from albumen.config import Config
     from albumen.model import EmbeddedMetadata, Media, MediaInfo
     from albumen.process.plan import _plan_image, _plan_video
@@ -816,9 +816,9 @@ def test_derivative_names_are_pinned():
                  content_hash="fedcba9876543210fedcba9876543210",
                  info=MediaInfo("video", "mp4", 1920, 1080, duration=3.0, video_codec="h264", audio_codec="aac",
                                 bitrate=50_000_000), embedded=EmbeddedMetadata())
-    assert [s.dest_uri for s in _plan_video(clip, "trip/clip", Config()).outputs] == [
-        "trip/clip/clip.thumb.35331d5393.jpg", "trip/clip/clip.poster.5edf71fc6b.jpg",
-        "trip/clip/clip.720p.d985e81b9e.mp4",
+    assert [s.dest_uri for s in _plan_video(clip, "trip/clip", Config(), "pyav 18.1.0").outputs] == [
+        "trip/clip/clip.thumb.aab80e9f17.jpg", "trip/clip/clip.poster.f758ebd94c.jpg",
+        "trip/clip/clip.720p.9e33f0e9df.mp4",
     ]
 
 

@@ -7,6 +7,8 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import av
@@ -24,7 +26,7 @@ from conftest import (
     run_cli,
     soup,
     start_build,
-    video_gallery,
+    write_config,
 )
 
 
@@ -308,7 +310,7 @@ def test_system_ffmpeg_makes_every_stream(tmp_path):
     )
     site = tmp_path / "site"
     build_site(src, site, "-c", str(cfg / "albumen.toml"))
-    calls = (cfg / "calls.log").read_text().splitlines()
+    calls = [c for c in (cfg / "calls.log").read_text().splitlines() if c != "-version"]  # its version: see encoder_identity
     assert len(calls) == 6 and all("phone.mp4" in c or "ok.mp4" in c for c in calls)
     streams = {p.name.split(".")[1] + p.suffix: p for p in (site / "phone").iterdir() if p.suffix in (".mp4", ".webm")}
     assert sorted(streams) == ["160p-av1.webm", "160p-vp9.webm", "160p.mp4"]
@@ -327,7 +329,7 @@ def test_system_ffmpeg_makes_every_stream(tmp_path):
     (cfg / "calls.log").unlink()
     site2 = tmp_path / "site2"
     build_site(src, site2, "-c", str(cfg / "albumen.toml"))
-    calls = (cfg / "calls.log").read_text().splitlines()
+    calls = [c for c in (cfg / "calls.log").read_text().splitlines() if c != "-version"]  # its version: see encoder_identity
     remuxed = [c for c in calls if "ok.mp4" in c]
     assert len(remuxed) == 1 and "-c copy" in remuxed[0]
     copied = next((site2 / "ok").glob("*.mp4"))
@@ -361,18 +363,28 @@ def test_an_interrupted_build_leaves_no_temporary_file(tmp_path, encoder):
     build alone, as `timeout` or a service manager sends it) while videos are being made, again and
     again: each time the build exits 130 with nothing temporary left in the output and no ffmpeg
     running. The pool stopped its workers mid-write and their .albumen-tmp-*.mp4 stayed (4 runs in
-    8) until the next build; a system ffmpeg went on encoding, orphaned, after the build had exited."""
-    src, conf = video_gallery(tmp_path)
+    8) until the next build; a system ffmpeg went on encoding, orphaned, after the build had exited.
+    Twelve short videos, so that the workers go from one to the next all the time and each stop
+    finds them at another point of a video (starting ffmpeg, encoding, renaming), 0 to 0.3 s after
+    the first began: a worker stopped as it started ffmpeg left that ffmpeg running, and it made its
+    file again after the clean-up (3 runs in 15 under load; the next test makes that moment certain)."""
+    src = tmp_path / "photos"
+    first = make_video(src / "Clips" / "clip00.mp4", seconds=1, size=(320, 180))
+    for i in range(1, 12):
+        shutil.copyfile(first, src / "Clips" / f"clip{i:02}.mp4")
+    make_jpeg(src / "photo.jpg")
+    conf = write_config(tmp_path, '[videos]\nremux = false\npreset = "slower"\n')
     if encoder == "system ffmpeg":
         with conf.open("a", encoding="utf-8") as f:
             f.write(f'ffmpeg = "{SYSTEM_FFMPEG}"\n')
     site = tmp_path / "site"
-    for signum, group in [(signal.SIGINT, True), (signal.SIGTERM, False)] * 3:
+    for n, (signum, group) in enumerate([(signal.SIGINT, True), (signal.SIGTERM, False)] * 4):
         build = start_build(src, site, "-c", str(conf), "--force")
         making_videos(site, build)
+        time.sleep(0.1 * (n // 2))
         (os.killpg if group else os.kill)(build.pid, signum)
         _, err = build.communicate(timeout=60)
-        assert build.returncode == 130 and "interrupted" in err, err
+        assert build.returncode == 130 and "interrupted" in err, (build.returncode, err)
         assert not [p.relative_to(site) for p in site.rglob(".albumen-tmp-*")], signum
         still = subprocess.run(["pgrep", "-f", str(site)], capture_output=True, text=True).stdout.split()
         assert not still, f"{still} still writing into the output after the build exited"
@@ -464,3 +476,113 @@ def test_corpus_video_cut_off_is_published_with_a_warning(tmp_path):
     assert abs(probe(next((site / "cut").glob("*.mp4")))["duration"] - found["cut.mp4"][0]) < 0.3
     for name in listed:
         assert name in found or f"skipped: {name}:" in result.stderr, (name, result.stderr)
+
+
+def _one_cpu():  # pragma: no cover - runs in the child
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+@pytest.mark.parametrize("encoder", ["pyav", pytest.param("system ffmpeg", marks=needs_ffmpeg)])
+def test_video_streams_are_the_same_bytes_on_any_machine(tmp_path, encoder):
+    """A stream's name carries its recipe, so it may be cached for ever: the same source and settings
+    must give the same bytes wherever they are encoded. x264's output depended on its thread count,
+    which FFmpeg takes from the CPUs the process may use (a build on 1 CPU and one on 2 differed), and
+    WebM files carried random identifiers (two builds never agreed)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs 2 CPUs to compare with a build on 1")
+    import subprocess
+    import sys
+
+    src = tmp_path / "p"
+    make_video(src / "clip.mp4", seconds=1.0, size=(320, 240))
+    text = '[videos]\nremux = false\nformats = ["webm"]\n'
+    if encoder == "system ffmpeg":
+        text += f'ffmpeg = "{SYSTEM_FFMPEG}"\n'
+    conf = write_config(tmp_path, text)
+    digests = []
+    for i, limit in enumerate((None, _one_cpu)):
+        site = tmp_path / f"site{i}"
+        done = subprocess.run([sys.executable, "-m", "albumen", "build", str(src), "-o", str(site), "-c", str(conf)],
+                              capture_output=True, text=True, preexec_fn=limit, timeout=300)
+        assert done.returncode == 0, done.stderr
+        digests.append({p.name: p.read_bytes() for p in site.rglob("*") if p.suffix in (".mp4", ".webm")})
+    assert sorted(digests[0]) == sorted(digests[1]) and len(digests[0]) == 2
+    for name, data in digests[0].items():
+        assert digests[1][name] == data, name
+
+
+@needs_ffmpeg
+def test_another_encoder_gives_other_names(tmp_path):
+    """PyAV's FFmpeg and a system ffmpeg make different bytes from one recipe: their streams must not
+    share a name (switching videos.ffmpeg published the other encoder's bytes under the old names)."""
+    src = tmp_path / "p"
+    make_video(src / "clip.mp4", seconds=0.5, size=(160, 120))
+    names = []
+    for i, text in enumerate(("[videos]\nremux = false\n", f'[videos]\nremux = false\nffmpeg = "{SYSTEM_FFMPEG}"\n')):
+        conf = tmp_path / f"c{i}" / "albumen.toml"
+        conf.parent.mkdir()
+        conf.write_text(text)
+        site = tmp_path / f"site{i}"
+        build_site(src, site, "-c", str(conf))
+        names.append({p.name for p in site.rglob("*.mp4")})
+    assert len(names[0]) == 1 and not names[0] & names[1]
+
+
+def _start_ffmpeg_and_be_stopped(task: tuple[str, str]) -> None:
+    """In a worker: run a stand-in for a system ffmpeg (a sleeping Python) as a video job does, and
+    have the worker stopped the moment its Popen returns, before the worker has recorded which process
+    it started: with SIGTERM, as the pool stops a worker (the worker's handler alone must deal with
+    it: no parent-death signal), or SIGKILL (a worker that took over 3 s to stop, the out-of-memory
+    killer, a build killed with its workers). The stand-in's pid goes to a file."""
+    from albumen.process import video
+
+    how, pid_file = task
+    real = subprocess.Popen
+
+    class StoppedAsItStarts(real):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            with open(pid_file, "a", encoding="utf-8") as f:  # a task whose pool broke runs twice
+                f.write(f"{self.pid}\n")
+            os.kill(os.getpid(), signal.SIGTERM if how == "term" else signal.SIGKILL)
+
+    subprocess.Popen = StoppedAsItStarts  # this worker ends here
+    if how == "term":
+        video._child_setup = lambda: None
+    video._run_ffmpeg([sys.executable, "-c", "import time; time.sleep(60)"], 60)
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # a zombie runs no more
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+@pytest.mark.parametrize("how", ["term", "kill"])
+def test_a_worker_stopped_as_it_starts_ffmpeg_leaves_no_ffmpeg_running(tmp_path, how):
+    """The worker's SIGTERM handler killed the ffmpeg it had recorded; one that arrived while Popen was
+    starting ffmpeg found none recorded, the worker exited, and that ffmpeg went on, orphaned, and
+    created its temporary file after the build's clean-up. Now the handler lets Popen return, then
+    kills and reaps that ffmpeg before the worker exits (term: gone, not even a zombie, when the pool
+    sees the worker gone); and ffmpeg dies with its worker whatever kills the worker (kill). Both
+    failed before: the stand-in went on running (term fails too with the parent-death signal alone)."""
+    from albumen.pool import TaskFailed, WorkerPool
+
+    pid_file = tmp_path / "ffmpeg.pid"
+    with WorkerPool(1) as pool:
+        [(_, result)] = list(pool.run(_start_ffmpeg_and_be_stopped, [(how, str(pid_file))], timeout=60))
+    assert isinstance(result, TaskFailed) and "crashed" in str(result), result  # the worker was stopped
+    pids = [int(pid) for pid in pid_file.read_text().split()]
+    try:
+        if how == "term":
+            assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()], "the worker did not reap its ffmpeg"
+        deadline = time.time() + 5  # killed by the kernel at once; whoever inherits it may take a moment to reap it
+        while any(map(_running, pids)) and time.time() < deadline:
+            time.sleep(0.05)
+        assert not [pid for pid in pids if _running(pid)], "the ffmpeg outlived its worker"
+    finally:
+        for pid in filter(_running, pids):
+            os.kill(pid, signal.SIGKILL)

@@ -234,7 +234,8 @@ def _run(
         private=private, plugins=plugins,
     )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
-    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report), plugins)
+    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report),
+                     _video_encoder(gallery, ffmpeg), plugins)
     leftovers, reported = public_leftovers(
         output, cache, ((uri, public_dir(uri, config.pages.slugs)) for uri in marked_private(gallery))
     )
@@ -349,6 +350,15 @@ def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: Build
 def _album_forced(album_uri: str, options: BuildOptions) -> bool:
     """--force-album GLOB matches album paths relative to the source ('' is the top album)."""
     return any(fnmatch.fnmatchcase(album_uri, album_path(g)) for g in options.force_albums)
+
+
+def _video_encoder(gallery: Gallery, ffmpeg: str | None) -> str:
+    """What encodes this build's videos, with its version (part of their recipe); asked only when there are videos."""
+    if not any(m.kind == "video" for m in gallery.media.values()):
+        return ""
+    from .process.video import encoder_identity
+
+    return encoder_identity(ffmpeg)
 
 
 def _ffmpeg(loaded: LoadedConfig) -> str | None:

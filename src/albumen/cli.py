@@ -429,6 +429,116 @@ def init(directory: Path, source: Path | None) -> None:
     _say(f"wrote {target}: every setting with its default, commented out")
 
 
+@main.command("import-sigal")
+@click.argument("sigal_conf", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "toml_path", default=CONFIG_NAME, show_default=True,
+              type=click.Path(dir_okay=False, path_type=Path), help="The albumen.toml to write.")
+@click.option("--force", is_flag=True, help="Replace OUTPUT when it exists.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the settings that need nothing in Albumen.")
+def import_sigal(sigal_conf: Path, toml_path: Path, force: bool, verbose: bool) -> None:
+    """Write an albumen.toml from a Sigal configuration (sigal.conf.py), without running it.
+
+    The file is read as Python source: settings given as literals (strings, numbers, tuples,
+    lists, dicts) are carried over, each under a comment naming its line; a value only running
+    the file would give (a call, a name, an f-string...) is reported, not run. Every setting that
+    is not carried over is listed with the reason, here and at the end of the file. Paths are
+    rewritten relative to OUTPUT. Never replaces an existing file without --force, and never
+    writes into the photo folder.
+
+    \b
+    Examples:
+      albumen import-sigal sigal.conf.py && albumen build
+      albumen import-sigal ~/gallery/sigal.conf.py -o ~/gallery/albumen.toml
+
+    Exit status: 0 written, 2 the file is not valid Python (the line is named), cannot be read,
+    or OUTPUT exists.
+    """
+    import os
+
+    from .fsutil import write_atomic
+    from .importers.sigal import import_sigal as run_import
+
+    try:
+        if toml_path.exists() and not force:
+            raise UsageError(f"{toml_path} already exists; it was left as it is", hint="pass --force to replace it")
+        if toml_path.exists() and sigal_conf.exists() and os.path.samefile(toml_path, sigal_conf):
+            raise UsageError(f"{toml_path} is the Sigal configuration itself", hint="write the albumen.toml elsewhere (-o)")
+        result, text = run_import(sigal_conf, toml_path)
+        here = toml_path.resolve().parent
+        if result.source is not None and (here == result.source or result.source in here.parents):
+            raise UsageError(
+                f"{toml_path} would be inside the photo folder {result.source}; Albumen never writes there",
+                hint="write it beside the photo folder (-o)",
+            )
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    write_atomic(str(toml_path.absolute()), text.encode("utf-8"))
+    lost = [left for left in result.left if left.lost]
+    same = [left for left in result.left if not left.lost]
+    _say(f"wrote {toml_path} from {sigal_conf}: {plural(len(result.lines), 'setting')}, "
+         f"{len(result.approximate)} of them approximately; {len(lost)} not carried over"
+         + (f", {len(same)} needing no setting in Albumen" if same else ""))
+    for line in result.approximate:
+        where = f"{line.table}.{line.key}" if line.table else line.key
+        _say(f"approximately: {where}: {line.notes[0] if line.notes else line.origin}")
+    for left in lost:
+        _say(f"not carried over: {left.name}{f' ({left.where})' if left.where else ''}: {left.reason}")
+    for left in same if verbose else []:
+        _say(f"not needed: {left.name}{f' ({left.where})' if left.where else ''}: {left.reason}")
+    if same and not verbose:
+        _say(f"({plural(len(same), 'setting')} needing no setting in Albumen are listed in {toml_path}, or with -v)")
+    config = "" if toml_path.resolve() == (Path.cwd() / CONFIG_NAME).resolve() else f" -c {toml_path}"
+    _say(f"next: albumen build{config}" + ("" if result.source is not None else " PHOTOS (the photo folder)"))
+
+
+@main.command("set-meta")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("assignments", nargs=-1, required=True, metavar="KEY=VALUE...")
+@click.option("--dry-run", is_flag=True, help="Show the change as a diff; write nothing.")
+def set_meta(path: Path, assignments: tuple[str, ...], dry_run: bool) -> None:
+    """Set keys in the sidecar of a photo or an album (a folder: its index.md); KEY= removes KEY.
+
+    The one command that writes into the photo folder: only the sidecar, only when asked. It is
+    found as the build finds it (photo.jpg.md, else photo.md; a new one is photo.md, or
+    photo.jpg.md when another file is named photo too). The rest of an existing sidecar is kept
+    byte for byte (its text, other keys, comments, line endings, encoding, and its header style:
+    'Key: value' lines, YAML between '---' or TOML between '+++'); it is written atomically. A
+    sidecar that cannot be read whole and trusted is left as it is, saying why.
+
+    \b
+    Examples:
+      albumen set-meta Trips/beach.jpg title="The beach at noon" tags="sea, sand"
+      albumen set-meta Trips/2024 album_sort=-date sort=   # an album's index.md; sort= removes sort
+      albumen set-meta Trips/beach.jpg description="$(cat note.txt)" --dry-run
+
+    Exit status: 0 written (or nothing to change), 1 the sidecar cannot be changed safely,
+    2 usage error (no such photo or folder, a bad KEY=VALUE). Nothing is written unless 0.
+    """
+    from .setmeta import diff, parse_assignments, plan_set_meta, write_sidecar
+
+    try:
+        edit = plan_set_meta(str(path), parse_assignments(assignments))
+        for note in edit.notes:
+            _say(f"note: {note}")
+        if not edit.changed:
+            _say(f"{edit.abs_path} already says so; nothing written")
+            return
+        if dry_run:
+            _say(diff(edit))
+            _say("dry run: nothing written")
+            return
+        write_sidecar(edit)
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    except OSError as exc:
+        fail(AlbumenError(f"cannot write {exc.filename or path}: {exc.strerror or exc}; nothing was written"))
+        return
+    what = "wrote" if edit.old is None else "updated"
+    _say(f"{what} {edit.abs_path} (the sidecar of {edit.describes}): {', '.join(edit.changes)}")
+
+
 @main.command()
 @click.argument("source", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: _build).")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from . import __version__
 from .config import LoadedConfig
 from .model import Skipped
-from .process.specs import PROCESSING_VERSION, STILLS_VERSION
+from .process.specs import PROCESSING_VERSION, STILLS_VERSION, VIDEOS_VERSION
 from .render.themes import theme_dirs
 from .report import BuildReport
 from .scan import WalkReport
@@ -36,7 +36,7 @@ def fingerprint(
     (more_templates), the time zone, the private-link secret and rotations, and Albumen's version.
     """
     h = hashlib.sha256()
-    h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
+    h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{VIDEOS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
     h.update(f"{local_zone_name()}\0{os.environ.get('ALBUMEN_SECRET', '')}\0".encode("utf-8", "surrogateescape"))
     for extra in (albumen_home() / "secret", albumen_home() / "rotations.json"):
         try:

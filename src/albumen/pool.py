@@ -82,7 +82,8 @@ def _stop_children_on_sigterm() -> None:
     def stop(signum, frame) -> None:
         from .process.video import stop_ffmpeg
 
-        stop_ffmpeg()
+        if not stop_ffmpeg(signum):
+            return  # an ffmpeg is being started: this signal comes again once it can be killed
         if callable(previous):
             previous(signum, frame)
         os._exit(128 + signum)

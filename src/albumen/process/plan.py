@@ -22,6 +22,7 @@ from ..model import Gallery, Media
 from ..scan.arrange import natural_key
 from .specs import (
     EXTENSIONS,
+    VIDEOS_VERSION,
     FilterCall,
     ImageJob,
     Look,
@@ -274,12 +275,18 @@ def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tu
 
 def plan_site(
     gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str, private: dict[str, str] | None = None,
-    plugins=None,
+    video_encoder: str | None = None, plugins=None,
 ) -> SitePlan:
     """URLs for everything: every page's folder and every derivative's name and size (see plan_jobs).
 
+    video_encoder: what encodes videos, with its version (see process.video.encoder_identity; PyAV's
+    by default): part of every video stream's recipe, since another encoder makes other bytes.
     plugins: the build's (plugins.manager.Plugins): their image filters are asked for here, for each
     media, and are part of the names of the outputs they apply to."""
+    if video_encoder is None and any(m.kind == "video" for m in gallery.media.values()):
+        from .video import encoder_identity
+
+        video_encoder = encoder_identity(None)
     plan = SitePlan()
     _LOOKS.clear()  # shared within this plan; a long-lived process (serve) keeps none of the last one's
     _STILL_RECIPES.clear()
@@ -293,8 +300,10 @@ def plan_site(
             plan.media[uri] = _plan_kind(media, media_dirs[uri], config, *plan.makers[media.kind])
             continue
         filters = plugins.image_filters(media_facts(media, gallery)) if filtering else ()
-        planner = _plan_image if media.kind == "image" else _plan_video
-        plan.media[uri] = planner(media, media_dirs[uri], config, filters)
+        if media.kind == "image":
+            plan.media[uri] = _plan_image(media, media_dirs[uri], config, filters)
+        else:
+            plan.media[uri] = _plan_video(media, media_dirs[uri], config, video_encoder or "", filters)
         info = media.info
         too_big = media.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
         if too_big:
@@ -362,11 +371,13 @@ def can_remux(media: Media, config: Config) -> bool:
     )
 
 
-def _plan_video(media: Media, dest_dir: str, config: Config, filters: tuple[FilterCall, ...] = ()) -> MediaPlan:
+def _plan_video(
+    media: Media, dest_dir: str, config: Config, encoder: str, filters: tuple[FilterCall, ...] = ()
+) -> MediaPlan:
     info, videos = media.info, config.videos
     keep = config.images.keep_metadata
     slug = posixpath.basename(dest_dir)
-    job_text = repr((info.rotation, keep, videos.crf, videos.preset, videos.audio_bitrate))
+    job_text = repr((VIDEOS_VERSION, encoder, info.rotation, keep, videos.crf, videos.preset, videos.audio_bitrate))
     named = _namer(media, job_text, False)
 
     w, h = video_geometry(info.width, info.height, videos.max_size)

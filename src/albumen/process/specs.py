@@ -17,6 +17,12 @@ PROCESSING_VERSION = "3"
 # Bump when a change changes only how still images are made (decode scale, resizing): their names
 # change, and those of videos and animations do not (re-encoding a library's videos takes hours).
 STILLS_VERSION = "1"
+# Bump when a change changes only how videos are encoded: their streams' and posters' names change.
+# 2: x264 runs a fixed number of threads (its bytes depended on the machine's core count), Matroska
+# (WebM) files are written bit-exact (they carried random identifiers), and the encoder (PyAV's
+# FFmpeg or a system ffmpeg, with its version) is part of the recipe.
+VIDEOS_VERSION = "2"
+X264_THREADS = 4  # x264's output depends on its thread count: the same on every machine
 
 SHRINK_FORMATS = ("jpeg", "mpo")  # decoded smaller in the DCT domain when the outputs allow it
 # A still output is resized from a larger one of the same media when that one has at least this many

@@ -9,14 +9,17 @@ portrait in every player. Location metadata is dropped unless metadata is kept.
 from __future__ import annotations
 
 import fractions
+import functools
 import math
 import os
+import signal
 import subprocess
+import sys
 import tempfile
 
 from ..errors import ProcessingError
 from ..fsutil import TMP_PREFIX
-from .specs import OutputSpec, VideoJob
+from .specs import X264_THREADS, OutputSpec, VideoJob
 
 POSTER_SEARCH_SECONDS = 5.0
 ROTATION_AS_ORIENTATION = {0: 1, 90: 6, 180: 3, 270: 8}  # a clockwise turn as the EXIF orientation that asks for it
@@ -95,6 +98,24 @@ _ENCODERS = {
 }
 
 
+@functools.lru_cache(maxsize=8)
+def encoder_identity(ffmpeg: str | None) -> str:
+    """What encodes videos, with its version: PyAV's own FFmpeg, or a system ffmpeg (videos.ffmpeg).
+    Part of every video's recipe: another encoder, or another version of one, makes other bytes, which
+    must not be published under the name of those it made before."""
+    if not ffmpeg:
+        from importlib.metadata import version
+
+        return f"pyav {version('av')}"
+    try:
+        out = subprocess.run([ffmpeg, "-version"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                             timeout=30, errors="replace")
+        first = out.stdout.splitlines()[0] if out.stdout.strip() else f"exit {out.returncode}"
+    except (OSError, subprocess.SubprocessError) as exc:
+        first = f"unknown ({exc.__class__.__name__})"  # the job says why it cannot run it
+    return f"{ffmpeg}: {first.split(' Copyright')[0]}"
+
+
 def _video_options(fmt: str, job: VideoJob) -> dict[str, str]:
     if fmt == "mp4":
         return {"crf": str(job.crf), "preset": job.preset, "profile": "high"}
@@ -118,7 +139,9 @@ def transcode_pyav(job: VideoJob, spec: OutputSpec, target: str) -> None:
 
     container_format, vcodec, acodec = _ENCODERS[spec.format]
     inp = av.open(job.abs_src_path)
-    out = av.open(target, "w", format=container_format, options={"movflags": "+faststart"} if container_format == "mp4" else {})
+    # bit-exact: a Matroska (WebM) file otherwise carries random identifiers, different at every run
+    out = av.open(target, "w", format=container_format,
+                  options={"movflags": "+faststart"} if container_format == "mp4" else {"fflags": "+bitexact"})
     try:
         vin = inp.streams.video[0]
         vin.thread_type = "AUTO"
@@ -128,7 +151,7 @@ def transcode_pyav(job: VideoJob, spec: OutputSpec, target: str) -> None:
         vout.width, vout.height = spec.width, spec.height
         vout.pix_fmt = "yuv420p"
         vout.options = _video_options(spec.format, job)
-        vout.thread_count = 0
+        vout.thread_count = X264_THREADS if vcodec == "libx264" else 0  # VP9's and AV1's bytes do not depend on it
         if job.keep_metadata:
             out.metadata.update(inp.metadata)
         aout = resampler = None
@@ -219,27 +242,38 @@ def ffmpeg_command(job: VideoJob, spec: OutputSpec, target: str) -> list[str]:
         return [*cmd, "-c", "copy", "-movflags", "+faststart", "-f", "mp4", target]
     cmd += ["-vf", f"scale={spec.width}:{spec.height},format=yuv420p"]
     if spec.format == "mp4":
-        cmd += ["-c:v", "libx264", "-crf", str(job.crf), "-preset", job.preset, "-c:a", "aac",
+        cmd += ["-c:v", "libx264", "-threads", str(X264_THREADS), "-crf", str(job.crf), "-preset", job.preset, "-c:a", "aac",
                 "-b:a", f"{job.audio_bitrate}k", "-ac", "2", "-movflags", "+faststart", "-f", "mp4"]
     elif spec.format == "webm":
         cmd += ["-c:v", "libvpx-vp9", "-crf", str(min(63, job.crf + 8)), "-b:v", "0", "-row-mt", "1",
-                "-deadline", "good", "-cpu-used", "5", "-c:a", "libopus", "-b:a", f"{job.audio_bitrate}k", "-f", "webm"]
+                "-deadline", "good", "-cpu-used", "5", "-c:a", "libopus", "-b:a", f"{job.audio_bitrate}k",
+                "-fflags", "+bitexact", "-f", "webm"]
     else:
         cmd += ["-c:v", "libsvtav1", "-crf", str(min(63, job.crf + 12)), "-preset", "10", "-c:a", "libopus",
-                "-b:a", f"{job.audio_bitrate}k", "-f", "webm"]
+                "-b:a", f"{job.audio_bitrate}k", "-fflags", "+bitexact", "-f", "webm"]
     return [*cmd, target]
 
 
 _ffmpeg: subprocess.Popen | None = None  # the system ffmpeg this process is running (see stop_ffmpeg)
+_starting = False  # a Popen of ffmpeg is under way: its process may exist before _ffmpeg names it
+_stop_pending: int | None = None  # a stop signal that came meanwhile, raised again once _ffmpeg names it
 
 
 def _run_ffmpeg(command: list[str], timeout: float) -> tuple[int, str]:
     """Run a system ffmpeg: (exit status, what it printed on stderr). It is killed when this
     returns early (a time limit, an exception) or when the worker is stopped (stop_ffmpeg)."""
-    global _ffmpeg
-    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True) as proc:
+    global _ffmpeg, _starting
+    setup = _child_setup()
+    _starting = True
+    try:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, preexec_fn=setup)
         _ffmpeg = proc
+    finally:
+        _starting = False
+        if _stop_pending is not None:
+            signal.raise_signal(_stop_pending)  # its handler now finds the ffmpeg, kills it and exits
+    with proc:
         try:
             _, err = proc.communicate(timeout=timeout)
         except BaseException:
@@ -251,13 +285,59 @@ def _run_ffmpeg(command: list[str], timeout: float) -> tuple[int, str]:
     return proc.returncode, err
 
 
-def stop_ffmpeg() -> None:
+def stop_ffmpeg(signum: int) -> bool:
     """Kill the system ffmpeg this worker runs, and wait until it is gone (it is writing a temporary
-    file that the build removes once its workers are stopped)."""
+    file that the build removes once its workers are stopped). False when that cannot be done yet:
+    a Popen is starting one, whose process may already exist though its pid is not known. The
+    signal is then raised again as soon as it is (see _run_ffmpeg), and the worker must not exit
+    before: that ffmpeg would go on, orphaned, and create its file after the build's clean-up."""
+    global _stop_pending
+    if _starting:
+        _stop_pending = signum
+        return False
     proc = _ffmpeg
-    if proc is not None and proc.poll() is None:
-        proc.kill()
-        proc.wait()
+    if proc is not None and proc.returncode is None:
+        # not proc.kill() and proc.wait(): this runs in a signal handler, maybe while the code it
+        # interrupted (communicate) holds the Popen's lock, which proc.wait() would wait for in vain
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+            os.waitpid(proc.pid, 0)
+        except (ProcessLookupError, ChildProcessError):  # the interrupted code had just reaped it
+            pass
+    return True
+
+
+_prctl = None  # libc's prctl, loaded before any fork: the child must not load a library
+PR_SET_PDEATHSIG = 1
+
+
+def _child_setup():
+    """What ffmpeg's process does between fork and exec, on Linux: have the kernel kill it when the
+    worker that started it dies, however it dies (pebble's SIGKILL when a stop takes over 3 s, the
+    out-of-memory killer, the build killed and its workers with it), so that no ffmpeg ever outlives
+    its worker and writes into the output after the build has removed the temporary files. It calls
+    prctl and getppid, nothing else: the worker may run other threads (libvips'), so the child takes
+    no lock and imports nothing."""
+    global _prctl
+    if not sys.platform.startswith("linux"):
+        return None
+    if _prctl is None:
+        import ctypes
+
+        try:
+            _prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+        except (OSError, AttributeError):  # not glibc: no parent-death signal
+            _prctl = False
+    if not _prctl:
+        return None
+    prctl, worker, kill = _prctl, os.getpid(), int(signal.SIGKILL)
+
+    def die_with_worker() -> None:
+        prctl(PR_SET_PDEATHSIG, kill)
+        if os.getppid() != worker:  # the worker died before that was set
+            os._exit(1)
+
+    return die_with_worker
 
 
 def make_stream(job: VideoJob, spec: OutputSpec, abs_dest: str) -> None:
