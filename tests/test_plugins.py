@@ -26,7 +26,7 @@ from conftest import (
     write_config,
 )
 
-TINT = '[plugins]\nenabled = ["tint"]\n\n[plugins.tint]\n'
+TINT = 'plugins = ["tint"]\n\n[plugin.tint]\n'
 
 
 def _gallery(src: Path) -> Path:
@@ -166,14 +166,13 @@ def test_unknown_unimportable_and_misconfigured_plugins_stop_before_anything_is_
     src = _gallery(tmp_path / "photos")
     site = tmp_path / "site"
     conf = write_config(tmp_path, textwrap.dedent("""
-        [plugins]
-        enabled = ["tnit", "broken", "tint", "no_such_module.plugin"]
+        plugins = ["tnit", "broken", "tint", "no_such_module.plugin"]
 
-        [plugins.tint]
+        [plugin.tint]
         strength = 2
         colr = "#ffffff"
 
-        [plugins.frame]
+        [plugin.frame]
         width = 3
     """))
     done = _build(tmp_path, src, site, conf, tint, expect=2)
@@ -182,10 +181,10 @@ def test_unknown_unimportable_and_misconfigured_plugins_stop_before_anything_is_
     assert "plugins: unknown plugin 'tnit' (did you mean 'tint'? bundled: frame; installed: broken, tint;" in err
     assert ("plugins: 'broken' (package albumen-broken 0.1, entry point albumen_broken) cannot be imported: "
             "ImportError: needs libfoo, which is not installed") in err
-    assert "plugins.tint.strength: expected a number from 0.0 to 1.0, got an integer (2)" in err
-    assert "plugins.tint.colr: unknown setting; did you mean 'plugins.tint.colour'?" in err
+    assert "plugin.tint.strength: expected a number from 0.0 to 1.0, got an integer (2)" in err
+    assert "plugin.tint.colr: unknown setting; did you mean 'plugin.tint.colour'?" in err
     assert "plugins: unknown plugin 'no_such_module.plugin'" in err
-    assert "plugins.frame: options of a plugin that is not enabled (add 'frame' to plugins.enabled)" in err
+    assert "plugin.frame: options of a plugin that is not turned on (add 'frame' to plugins)" in err
     assert not site.exists()
 
 
@@ -230,7 +229,7 @@ def test_a_plugin_that_raises_fails_only_what_it_was_working_on(tmp_path):
     raises fails that page; a file of the plugin's that collides with the site's is refused, and
     the rest of its files are still written; the build succeeds and says so. The next build with
     nothing changed gives the plugin its chance again, and a file whose key did not change is not
-    written again. (A module on the path, named by its import path in plugins.enabled.)"""
+    written again. (A module on the path, named by its import path in plugins.)"""
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "flaky.py").write_text(FLAKY)
     src = tmp_path / "photos"
@@ -337,7 +336,7 @@ def test_a_media_kind_of_a_plugin_is_a_tile_with_a_download_link(tmp_path):
 
 
 def test_plugins_load_in_the_order_of_the_config_from_their_three_sources(tmp_path, monkeypatch):
-    """Bundled by short name, a module by its path, in the order plugins.enabled gives (filters of the
+    """Bundled by short name, a module by its path, in the order the config's plugins gives (filters of the
     first see the pixels first); a plugin's options that fail its own check are told like the core's."""
     from albumen.config import load_config
     from albumen.errors import ConfigError
@@ -351,9 +350,9 @@ def test_plugins_load_in_the_order_of_the_config_from_their_three_sources(tmp_pa
         "def f(image, ctx):\n    return image\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path / "lib"))
-    conf = write_config(tmp_path, '[plugins]\nenabled = ["second", "frame"]\n[plugins.frame]\nwidth = 3\n')
+    conf = write_config(tmp_path, 'plugins = ["second", "frame"]\n[plugin.frame]\nwidth = 3\n')
     loaded = load_config(conf)
-    infos = loaded.config.plugins.loaded
+    infos = loaded.config.loaded_plugins
     assert [(i.name, i.origin, i.version) for i in infos] == [("second", "module", ""), ("frame", "bundled", "1")]
     calls = Plugins(infos).image_filters(MediaFacts(name="a.jpg"))
     assert [(c.plugin, c.function, c.roles) for c in calls] == [
@@ -361,10 +360,10 @@ def test_plugins_load_in_the_order_of_the_config_from_their_three_sources(tmp_pa
         ("frame", "albumen.plugins.bundled.frame:draw", ("display", "poster")),
     ]
     assert calls[1].options.width == 3 and "frame@1:" in calls[1].recipe
-    conf.write_text('[plugins]\nenabled = ["frame"]\n[plugins.frame]\ncolour = "red"\n')
+    conf.write_text('plugins = ["frame"]\n[plugin.frame]\ncolour = "red"\n')
     with pytest.raises(ConfigError) as caught:
         load_config(conf)
-    assert caught.value.problems == ["plugins.frame: ValueError: colour: expected '#rrggbb', got 'red'"]
+    assert caught.value.problems == ["plugin.frame: ValueError: colour: expected '#rrggbb', got 'red'"]
 
 
 def test_the_bundled_frame_draws_a_border_and_albumen_init_lists_its_options(tmp_path):
@@ -373,20 +372,20 @@ def test_the_bundled_frame_draws_a_border_and_albumen_init_lists_its_options(tmp
     src = tmp_path / "photos"
     make_jpeg(src / "a.jpg", size=(400, 300), color=(20, 60, 200))
     site = tmp_path / "site"
-    conf = write_config(tmp_path, '[plugins]\nenabled = ["frame"]\n[plugins.frame]\nwidth = 10\ncolour = "#00ff00"\n')
+    conf = write_config(tmp_path, 'plugins = ["frame"]\n[plugin.frame]\nwidth = 10\ncolour = "#00ff00"\n')
     build_site(src, site, "-c", str(conf))
     display = next((site / "a").glob("a.400w.*.jpg"))
     with Image.open(display) as im:
         assert _near(im.convert("RGB").getpixel((3, 150)), (0, 255, 0), 40)
         assert _near(im.convert("RGB").getpixel((200, 150)), (20, 60, 200), 12)
     settings = (Path(__file__).resolve().parents[1] / "docs" / "SETTINGS.md").read_text()
-    assert "| `plugins.frame.width` | `8` |" in settings and "| `plugins.enabled` | `[]` |" in settings
+    assert "| `plugin.frame.width` | `8` |" in settings and "| `plugins` | `[]` |" in settings
     assert run_cli("init", str(tmp_path / "new")).exit_code == 0
     written = (tmp_path / "new" / "albumen.toml").read_text()
-    assert "# [plugins.frame]" in written and "# colour = \"#ffffff\"" in written
+    assert "# [plugin.frame]" in written and "# colour = \"#ffffff\"" in written
     from albumen.config import load_config
 
-    assert load_config(tmp_path / "new" / "albumen.toml").config.plugins.enabled == ()  # the plugins' part commented out
+    assert load_config(tmp_path / "new" / "albumen.toml").config.plugins == ()  # the plugins' part commented out
 
 
 def test_a_build_without_plugins_imports_nothing_of_them():

@@ -151,7 +151,7 @@ def test_no_public_page_or_file_a_plugin_adds_holds_anything_of_a_private_album(
     leak scan reads the plugin's public files with the rest (issue 21)."""
     plugins = install_plugin(tmp_path / "site-packages", example_plugin_files())
     site = tmp_path / "site"
-    conf = write_config(tmp_path, CONFIG + '[plugins]\nenabled = ["tint"]\n')
+    conf = write_config(tmp_path, 'plugins = ["tint"]\n' + CONFIG)
     done = albumen_process(tmp_path, "build", str(tree), "-o", str(site), "-c", str(conf), pythonpath=plugins)
     assert done.returncode == 0, done.stdout + done.stderr
     tokens = [root.name for root in private_roots(site)]

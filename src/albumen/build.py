@@ -328,11 +328,11 @@ def _run(
 
 def _plugins(config):
     """The plugins the config turns on, for this build (None without any: nothing of them is imported)."""
-    if not config.plugins.loaded:
+    if not config.loaded_plugins:
         return None
     from .plugins.manager import Plugins
 
-    return Plugins(config.plugins.loaded)
+    return Plugins(config.loaded_plugins)
 
 
 def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: BuildReport) -> None:

@@ -47,8 +47,8 @@ def settings_markdown() -> str:
             "",
             "## Bundled plugins",
             "",
-            "Turned on by name in `plugins.enabled`; each takes its options from its own table,",
-            "`[plugins.NAME]`. How to write a plugin: [PLUGINS.md](PLUGINS.md).",
+            "Turned on by name in `plugins`; each takes its options from its own table, `[plugin.NAME]`.",
+            "How to write a plugin: [PLUGINS.md](PLUGINS.md).",
         ]
         for name, doc, schema in bundled:
             lines += ["", f"### {name}", "", doc, ""]
@@ -56,7 +56,7 @@ def settings_markdown() -> str:
                 lines.append("No options.")
                 continue
             lines += ["| key | default | meaning |", "| --- | --- | --- |"]
-            lines += [_row(f"plugins.{name}.{f.name}", f) for f in fields(schema)]
+            lines += [_row(f"plugin.{name}.{f.name}", f) for f in fields(schema)]
     return "\n".join(lines) + "\n"
 
 
@@ -100,7 +100,7 @@ def annotated_toml() -> str:
         out.append(f"# {name} = {_default(f)}")
         out.append("")
     for name, doc, schema in bundled_options():  # commented out whole: a table of a plugin not enabled is an error
-        out += [f"# [plugins.{name}]"] + [f"# {line}" for line in textwrap.wrap(doc, 96)]
+        out += [f"# [plugin.{name}]"] + [f"# {line}" for line in textwrap.wrap(doc, 96)]
         for f in fields(schema) if schema is not None else ():
             out += [f"#   {line}" for line in textwrap.wrap(f.metadata.get("doc", ""), 94)]
             out.append(f"# {f.name} = {_default(f)}")

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..errors import ConfigError
 from ..fsutil import open_regular
-from .schema import SECTIONS, Config, PluginsConfig, iter_settings
+from .schema import SECTIONS, Config, iter_settings
 
 CONFIG_NAME = "albumen.toml"
 _SORT_RE = re.compile(r"^-?[A-Za-z_][A-Za-z0-9_-]*$")
@@ -67,8 +67,7 @@ def load_config(explicit: str | Path | None = None, cwd: Path | None = None, ove
         except tomllib.TOMLDecodeError as exc:
             hint = ""
             if "Cannot declare ('plugins'" in str(exc):
-                hint = (" (a list 'plugins = [...]' cannot have [plugins.NAME] tables beside it: write the list as "
-                        "'enabled = [...]' under [plugins])")
+                hint = " (a plugin's options go in a [plugin.NAME] table: 'plugin', not 'plugins')"
             raise ConfigError([f"invalid TOML: {exc}{hint}"], path=str(path)) from None
     for dotted, value in (overrides or {}).items():
         section, _, key = dotted.rpartition(".")
@@ -99,10 +98,10 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
     all_keys = [key for key, _ in iter_settings()]
     top_values: dict[str, Any] = {}
     section_values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
-    top_fields = {f.name: f for f in fields(Config) if f.name not in SECTIONS}
+    top_fields = {f.name: f for f in fields(Config) if f.name not in SECTIONS and not f.metadata.get("internal")}
 
     for key, value in data.items():
-        if key == "plugins":
+        if key in ("plugins", "plugin"):
             continue  # below: the plugins' own schemas are known once they are loaded
         if key in SECTIONS:
             if not isinstance(value, dict):
@@ -124,19 +123,19 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
         else:
             problems.append(_unknown(key, all_keys))
 
-    plugins = None
-    if "plugins" in data:  # imported only then: a gallery without plugins loads nothing of them
+    loaded_plugins = None
+    if "plugins" in data or "plugin" in data:  # imported only then: a gallery without plugins loads nothing of them
         from ..plugins.manager import load_plugins
 
         base_dir = Path(path).resolve().parent if path else Path.cwd()
-        enabled, loaded, more = load_plugins(data["plugins"], base_dir)
+        names, loaded_plugins, more = load_plugins(data.get("plugins", []), data.get("plugin", {}), base_dir)
         problems += more
-        plugins = PluginsConfig(enabled, loaded)
+        top_values["plugins"] = names
     if problems:
         raise ConfigError(problems, path=path)
     config = Config(**top_values)
     config = replace(config, **{name: SECTIONS[name](**values) for name, values in section_values.items() if values})
-    return replace(config, plugins=plugins) if plugins is not None else config
+    return replace(config, loaded_plugins=loaded_plugins) if loaded_plugins else config
 
 
 _INVALID = object()

@@ -167,22 +167,6 @@ class FeedsConfig:
 
 
 @dataclass(frozen=True)
-class PluginsConfig:
-    """Plugins: bundled ones, installed packages' and modules' (see docs/PLUGINS.md)."""
-
-    enabled: tuple[str, ...] = setting(
-        [],
-        "Plugins to turn on, in the order they run (a filter of the first sees the pixels first): a bundled "
-        "plugin's name (listed below), the name an installed package gives its plugin (entry point group "
-        "'albumen.plugins'), or a module's import path ('my_package.plugin'). Each takes its options from a table "
-        "of its own, [plugins.NAME]; with none, 'plugins = [\"NAME\"]' is enough.",
-    )
-    # each plugin turned on, loaded and its options validated (plugins.manager.PluginInfo), in that order:
-    # its version and options are part of the config's repr, so of the build's fingerprint
-    loaded: tuple = field(default=(), metadata={"internal": True})
-
-
-@dataclass(frozen=True)
 class Config:
     title: str = setting("", "Site title. Default: the name of the photo folder.")
     description: str = setting("", "One line about the site, used in page metadata.")
@@ -238,6 +222,13 @@ class Config:
         "Glob patterns of files and folders to leave out, matched against names and paths relative to the source. "
         "An album's index.md they match is still read for its private mark (only).",
     )
+    plugins: tuple[str, ...] = setting(
+        [],
+        "Plugins to turn on, in the order they run (a filter of the first sees the pixels first): a bundled "
+        "plugin's name (see below), the name an installed package gives its plugin (entry point group "
+        "'albumen.plugins'), or a module's import path ('my_package.plugin'). Each takes its options from a table "
+        "of its own, [plugin.NAME]. See docs/PLUGINS.md.",
+    )
     sort: SortConfig = field(default_factory=SortConfig, metadata={"doc": "How albums and media are ordered."})
     images: ImagesConfig = field(default_factory=ImagesConfig, metadata={"doc": "Resized images."})
     thumbnails: ThumbnailsConfig = field(default_factory=ThumbnailsConfig, metadata={"doc": "Grid thumbnails."})
@@ -245,7 +236,9 @@ class Config:
     pages: PagesConfig = field(default_factory=PagesConfig, metadata={"doc": "Pages and URLs."})
     stream: StreamConfig = field(default_factory=StreamConfig, metadata={"doc": "The stream of latest media."})
     feeds: FeedsConfig = field(default_factory=FeedsConfig, metadata={"doc": "Feeds and sitemap."})
-    plugins: PluginsConfig = field(default_factory=PluginsConfig, metadata={"doc": "Plugins."})
+    # each plugin of `plugins`, loaded and its options validated (plugins.manager.PluginInfo), in that order:
+    # its version and options are in the config's repr, so in the build's fingerprint and the pages' keys
+    loaded_plugins: tuple = field(default=(), metadata={"internal": True})
 
 
 SECTIONS: dict[str, type] = {

@@ -8,10 +8,10 @@ hook's docstring here is its contract.
 
 A plugin implements a hook with a module-level function of the same name decorated with
 `albumen.plugins.hookimpl`; it may take any subset of the hook's arguments, by name. `options` is
-always the plugin's own options (its `[plugins.NAME]` table, validated: see albumen_options), or
+always the plugin's own options (its `[plugin.NAME]` table, validated: see albumen_options), or
 None when it declares none.
 
-Order: plugins are called in the order of `plugins.enabled` (a filter of the first one sees the
+Order: plugins are called in the order of the config's `plugins` (a filter of the first one sees the
 pixels before a filter of the second); `@hookimpl(tryfirst=True)` or `(trylast=True)` moves one
 implementation to the front or the back. Hook wrappers are refused: each implementation is called
 on its own, so that a failure names its plugin.
@@ -38,7 +38,7 @@ def albumen_options() -> type | None:
     `albumen.plugins.setting(default, doc, **rules)`, as the core settings are (types bool, int,
     float, str, lists of int or str; rules min, max, choices, item_choices, kind='path').
 
-    Where: loading the config, in the build process, before any work. The `[plugins.NAME]` table
+    Where: loading the config, in the build process, before any work. The `[plugin.NAME]` table
     is validated against it with the core's messages, every problem at once (an unknown key with a
     did-you-mean hint); `albumen init` and docs/SETTINGS.md list the bundled plugins' options from it.
     A 'path' option is resolved against the config's folder, must name a file, and the file's content

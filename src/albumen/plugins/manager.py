@@ -1,6 +1,6 @@
 """Find, load and check the plugins a gallery turns on, and call their hooks one plugin at a time.
 
-A name in `plugins.enabled` is, in this order: a plugin bundled with Albumen (BUNDLED), a plugin an
+A name in the config's `plugins` is, in this order: a plugin bundled with Albumen (BUNDLED), a plugin an
 installed package declares in the entry point group 'albumen.plugins', or a module's import path
 ('my_pkg.plugin', or 'my_pkg.plugin:object'). Loading happens when the config is validated: an
 unknown name, a plugin that cannot be imported, hooks that do not match their specification and
@@ -42,7 +42,7 @@ class PluginInfo:
     """One plugin turned on, as plain data: part of the config (its repr is in the build's fingerprint
     and in every page's key), so a new version or option of a plugin is a changed config."""
 
-    name: str  # as plugins.enabled names it
+    name: str  # as the config's `plugins` names it
     target: str  # what is registered: 'module' or 'module:attribute'
     version: str  # the plugin's __version__, else its package's
     origin: str  # 'bundled', 'package NAME VERSION', 'module'
@@ -56,36 +56,33 @@ PluginFailed = PluginError  # a plugin's hook raised: what it was working on fai
 # -- loading (when the config is validated) ---------------------------------------------------
 
 
-def load_plugins(value: Any, base_dir: Path) -> tuple[tuple[str, ...], tuple[PluginInfo, ...], list[str]]:
-    """The `plugins` value of the config (a list of names, or a table with `enabled` and one table of
-    options per plugin) -> (names enabled, plugins loaded, problems)."""
+def load_plugins(names: Any, tables: Any, base_dir: Path) -> tuple[tuple[str, ...], tuple[PluginInfo, ...], list[str]]:
+    """The config's `plugins` (a list of names) and `plugin` (a table of options per plugin:
+    [plugin.NAME]) -> (the names, the plugins loaded, problems)."""
     problems: list[str] = []
-    if isinstance(value, list):
-        enabled_value, tables = value, {}
-    elif isinstance(value, dict):
-        enabled_value = value.get("enabled", [])
-        tables = {k: v for k, v in value.items() if k != "enabled"}
-    else:
-        return (), (), [f"plugins: expected a list of plugin names or a table ([plugins]), got {_describe(value)}"]
-    if not isinstance(enabled_value, list) or not all(isinstance(n, str) for n in enabled_value):
-        problems.append(f"plugins.enabled: expected a list of plugin names, got {_describe(enabled_value)}")
-        enabled_value = []
+    if isinstance(names, dict):  # [plugins.NAME] tables, or a [plugins] table
+        problems.append("plugins: expected a list of plugin names, e.g. plugins = [\"frame\"]; a plugin's options go "
+                        "in a [plugin.NAME] table ('plugin', not 'plugins')")
+        names = []
+    elif not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        problems.append(f"plugins: expected a list of plugin names, got {_describe(names)}")
+        names = []
+    if not isinstance(tables, dict):
+        problems.append(f"plugin: expected tables of plugins' options ([plugin.NAME]), got {_describe(tables)}")
+        tables = {}
     enabled: list[str] = []
-    for name in enabled_value:
+    for name in names:
         if name in enabled:
-            problems.append(f"plugins.enabled: {name!r} is listed twice")
+            problems.append(f"plugins: {name!r} is listed twice")
         else:
             enabled.append(name)
     for key, table in tables.items():
-        if key not in enabled:
-            if isinstance(table, dict):
-                near = difflib.get_close_matches(key, enabled, n=1)
-                hint = f"did you mean '{near[0]}'? " if near else ""
-                problems.append(f"plugins.{key}: options of a plugin that is not enabled ({hint}add {key!r} to plugins.enabled)")
-            else:
-                problems.append(f"plugins.{key}: unknown setting; did you mean 'plugins.enabled'?")
-        elif not isinstance(table, dict):
-            problems.append(f"plugins.{key}: expected a table ([plugins.{key}]) of the plugin's options, got {_describe(table)}")
+        if not isinstance(table, dict):
+            problems.append(f"plugin.{key}: expected a table ([plugin.{key}]) of the plugin's options, got {_describe(table)}")
+        elif key not in enabled:
+            near = difflib.get_close_matches(key, enabled, n=1)
+            hint = f"did you mean '{near[0]}'? " if near else ""
+            problems.append(f"plugin.{key}: options of a plugin that is not turned on ({hint}add {key!r} to plugins)")
     found: list[tuple[str, object, str, str, str]] = []
     for name in enabled:
         try:
@@ -243,7 +240,7 @@ def _options(name: str, obj: object, table: dict, base_dir: Path, problems: list
     pm.register(obj, name=name)
     schemas = [impl.function() for impl in pm.hook.albumen_options.get_hookimpls()]
     schema = schemas[0] if schemas else None
-    prefix = f"plugins.{name}"
+    prefix = f"plugin.{name}"
     if schema is None:
         for key in table:
             problems.append(f"{prefix}.{key}: the plugin {name!r} has no options")
@@ -312,7 +309,7 @@ _SERVED_AS_CODE = {"html", "htm", "xhtml", "shtml", "svg", "svgz", "xml", "xsl",
 
 class Plugins:
     """The plugins of one build. Their hooks are called one plugin at a time, in the order of
-    plugins.enabled (tryfirst and trylast honoured, as pluggy orders them), so that a failure names
+    the config's `plugins` (tryfirst and trylast honoured, as pluggy orders them), so that a failure names
     its plugin; problems that did not stop the build are kept for its report."""
 
     def __init__(self, infos: Sequence[PluginInfo] = ()) -> None:
