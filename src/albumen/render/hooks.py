@@ -1,5 +1,8 @@
 """The renderer's plugin hooks (see plugins.hookspecs): template folders, template context, extra
-pages, and what plugins see of the gallery (PluginGallery), all as views that respect privacy."""
+pages, and what plugins see of the gallery (PluginGallery), all as views that respect privacy.
+
+The build imports this module at start: the views and the page code are imported when a hook needs
+them (a gallery without plugins never does)."""
 
 from __future__ import annotations
 
@@ -9,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..scan.arrange import is_published, stream_order
-from .keys import Fingerprinter, digest
-from .views import AlbumView, DocumentView, ImageRef, MediaView
 
 if TYPE_CHECKING:
+    from .keys import Fingerprinter
     from .pages import PageTask, SiteRenderer, ViewBuilder
+    from .views import AlbumView, DocumentView, MediaView
 
 PLUGIN_KIND = "plugin"  # PageView.kind of a plugin's page
 
@@ -104,6 +107,7 @@ def document_view(builder: ViewBuilder, uri: str, label: str, mime: str) -> Docu
     from ..process.plan import download_name
     from .i18n import format_date, format_iso
     from .pages import DEFAULT_PLACEHOLDER
+    from .views import DocumentView, ImageRef
 
     ctx = builder.ctx
     media = ctx.gallery.media[uri]
@@ -149,6 +153,7 @@ def extra_page_tasks(renderer: SiteRenderer) -> Iterator[PageTask]:
 
 def _task(renderer: SiteRenderer, info: Any, page: Any, page_task: type) -> PageTask:
     from ..plugins.manager import PluginFailed
+    from .keys import Fingerprinter, digest
 
     dest = page.dest_uri
     parts = dest.split("/")
@@ -178,6 +183,9 @@ def _task(renderer: SiteRenderer, info: Any, page: Any, page_task: type) -> Page
 def _value_key(value: Any, fp: Fingerprinter) -> str:
     """A template context as text for a page's key: views by their fingerprints (a view's repr would
     hold its neighbours' whole chain), other values by their repr."""
+    from .keys import digest
+    from .views import AlbumView, MediaView
+
     if isinstance(value, MediaView):
         return fp.media(value)
     if isinstance(value, AlbumView):
