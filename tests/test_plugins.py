@@ -81,7 +81,7 @@ def test_an_installed_plugin_filters_and_adds_pages_alike_with_forked_and_spawne
     make_jpeg(src / "Secret" / "hidden.jpg", size=(300, 200), color=(90, 90, 90))
     (src / "Secret" / "index.md").write_text("private: true\n")
     conf = write_config(tmp_path, 'url = "https://example.org/"\n' + TINT
-                        + 'colour = "#ff0000"\nstrength = 0.5\nthumbnails = false\n')
+                        + 'colour = "#ff0000"\nstrength = 0.5\nthumbnails = false\n[images]\nformats = ["jpeg", "webp"]\n')
     sites = {}
     for start in ("fork", "spawn"):
         site = sites[start] = tmp_path / f"site-{start}"
@@ -94,6 +94,8 @@ def test_an_installed_plugin_filters_and_adds_pages_alike_with_forked_and_spawne
     display = next((site / "alps" / "a").glob("a.400w.*.jpg"))
     thumb = next((site / "alps" / "a").glob("a.thumb.*.jpg"))
     assert _near(_centre(display), (148, 40, 100)), _centre(display)  # half (40, 80, 200), half red
+    webp = next((site / "alps" / "a").glob("a.400w.*.webp"))  # encoded by libvips from the filtered pixels
+    assert _near(_centre(webp), (148, 40, 100)), _centre(webp)
     assert _near(_centre(thumb), (40, 80, 200)), _centre(thumb)
     page = soup(site / "tints" / "index.html")
     assert page.select_one("h1").get_text() == "Tints"

@@ -65,16 +65,35 @@ def apply(calls: Sequence[FilterCall], picture, spec: OutputSpec, role: str):
     return image
 
 
-def filtered(image, picture, spec: OutputSpec, role: str, filters: Sequence[FilterCall]):
-    """(libvips image, Pillow picture or None) of an output after the filters of its role; the same
-    objects when none applies. picture: the same pixels as Pillow's, when the caller has them."""
+def filtered(image, picture, spec: OutputSpec, role: str, filters: Sequence[FilterCall]) -> Filtered | None:
+    """An output's pixels after the filters of its role; None when none applies. picture: the same pixels
+    as Pillow's, when the caller has them."""
     calls = for_role(filters, role)
     if not calls:
-        return image, picture
+        return None
     from . import engine
 
-    out = apply(calls, picture if picture is not None else engine.to_pillow(image), spec, role)
-    return to_vips(out, like=image), out
+    return Filtered(apply(calls, picture if picture is not None else engine.to_pillow(image), spec, role), image)
+
+
+class Filtered:
+    """Pixels after the filters: Pillow's, and libvips' only when an encoder asks for them (a JPEG is
+    encoded from Pillow's: see engine.encode), with the colour profile and metadata of the image
+    they were made from."""
+
+    def __init__(self, picture, like) -> None:
+        self.picture = picture
+        self.like = like
+        self._vips = None
+
+    def encoded(self, spec: OutputSpec, job) -> bytes:
+        from . import engine
+
+        if spec.format == "jpeg" and not job.keep_metadata:  # (engine.encode takes only the profile from the image)
+            return engine.encode(self.like, spec, job, self.picture)
+        if self._vips is None:
+            self._vips = to_vips(self.picture, like=self.like)
+        return engine.encode(self._vips, spec, job, self.picture)
 
 
 def to_vips(picture, like=None):

@@ -95,11 +95,12 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
         frame = video.frame_to_vips(video.pick_poster_frame(job.abs_src_path), job.rotation)
         poster = engine.resize_exact(frame, job.poster.width, job.poster.height).copy_memory()
         if need(job.poster):
-            shown, picture = filters.filtered(poster, None, job.poster, "poster", job.filters)
-            _write(job, job.poster, engine.encode(shown, job.poster, job, picture), written)
+            shown = filters.filtered(poster, None, job.poster, "poster", job.filters)
+            data = shown.encoded(job.poster, job) if shown else engine.encode(poster, job.poster, job)
+            _write(job, job.poster, data, written)
         thumb = engine.resize_exact(poster, job.thumb.width, job.thumb.height, job.thumb.crop).copy_memory()
-        thumb, picture = filters.filtered(thumb, None, job.thumb, "thumb", job.filters)
-        thumb_bytes = engine.encode(thumb, job.thumb, job, picture)
+        shown = filters.filtered(thumb, None, job.thumb, "thumb", job.filters)
+        thumb_bytes = shown.encoded(job.thumb, job) if shown else engine.encode(thumb, job.thumb, job)
         if need(job.thumb):
             _write(job, job.thumb, thumb_bytes, written)
         placeholder = engine.placeholder_of_jpeg(thumb_bytes)  # as it would be from the file later
@@ -165,11 +166,10 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
             calls = filters.for_role(job.filters, spec.role)
             if calls and calls not in shown:  # plugins' filters: once per size and role, for every format
                 shown[calls] = filters.filtered(image, picture, spec, spec.role, calls)
-            out, out_picture = shown[calls] if calls else (image, picture)
             recipe = (spec.width, spec.height, spec.crop, spec.format, spec.quality, progressive_for(spec, job.progressive),
                       calls)
             if recipe not in encoded:
-                encoded[recipe] = engine.encode(out, spec, job, out_picture)
+                encoded[recipe] = shown[calls].encoded(spec, job) if calls else engine.encode(image, spec, job, picture)
             _write(job, spec, encoded[recipe], written)
             if spec.role == "thumb" and job.placeholder and placeholder is None:
                 # from the bytes written, as it would be from the file later (see placeholder_of_jpeg)
