@@ -200,6 +200,8 @@ __version__ = "1"
 
 @hookimpl
 def albumen_image_filters(media):
+    if media.name == "worse.jpg":
+        raise KeyError("no filter for worse.jpg")
     return ImageFilter("flaky:explode", roles=("display",), facts=("name",))
 
 
@@ -227,7 +229,8 @@ def albumen_extra_outputs(outputs):
 
 
 def test_a_plugin_that_raises_fails_only_what_it_was_working_on(tmp_path):
-    """A filter that raises fails its photo, the plugin named in the reason; a page context that
+    """A filter that raises fails its photo, the plugin named in the reason (so does the planner's
+    hook raising for one photo, though that photo's images were made before); a page context that
     raises fails that page; a file of the plugin's that collides with the site's is refused, and
     the rest of its files are still written; the build succeeds and says so. The next build with
     nothing changed gives the plugin its chance again, and a file whose key did not change is not
@@ -235,13 +238,14 @@ def test_a_plugin_that_raises_fails_only_what_it_was_working_on(tmp_path):
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "flaky.py").write_text(FLAKY)
     src = tmp_path / "photos"
-    for name in ("good1", "bad", "good2"):
+    for name in ("good1", "bad", "good2", "worse"):
         make_jpeg(src / f"{name}.jpg", size=(200, 150))
     site = tmp_path / "site"
     conf = write_config(tmp_path, 'plugins = ["flaky"]\n')
     done = _build(tmp_path, src, site, conf, tmp_path / "lib")
     err = done.stderr
     assert "skipped: bad.jpg: plugin flaky: ValueError: cannot filter bad.jpg" in err, err
+    assert "skipped: worse.jpg: plugin flaky: KeyError: 'no filter for worse.jpg'" in err, err  # the planner's hook
     assert "warning: plugin flaky: RuntimeError: no context for this page (good2/index.html is not written)" in err
     assert "warning: plugin flaky: index.html is already a file of the site" in err
     assert "warning: plugin flaky: OSError: the disk is full (its other files are not written)" in err
@@ -261,6 +265,10 @@ def test_a_plugin_that_raises_fails_only_what_it_was_working_on(tmp_path):
     conf.write_text("")
     _build(tmp_path, src, site, conf, None)
     assert not (site / "listing.txt").exists() and not (site / "big.bin").exists()
+    conf.write_text('plugins = ["flaky"]\n')  # worse.jpg's images are there now, unfiltered: still it fails
+    assert "skipped: worse.jpg: plugin flaky" in _build(tmp_path, src, site, conf, tmp_path / "lib").stderr
+    conf.write_text("")
+    _build(tmp_path, src, site, conf, None)
     assert (site / "bad").is_dir() and (site / "good2" / "index.html").is_file()
 
 

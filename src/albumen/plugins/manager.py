@@ -326,6 +326,7 @@ class Plugins:
                 _MANAGERS[key] = pm
             self._pm = _MANAGERS[key]
         self._interned: dict = {}
+        self._calls: dict = {}  # the FilterCall of each different ImageFilter (see _filter_call)
         self._kinds: dict | None = None
 
     def __bool__(self) -> bool:
@@ -373,27 +374,36 @@ class Plugins:
             for info, result in self.call("albumen_image_filters", media=media):
                 for item in _as_list(result):
                     calls.append(self._filter_call(info, item, media))
-        except (PluginFailed, _Problem) as exc:
-            calls = [FilterCall(getattr(exc, "plugin", ""), "", error=str(exc))]
+        except PluginFailed as exc:
+            calls = [_failed(exc)]
+        except Exception as exc:  # noqa: BLE001 - what a plugin returned broke its checks: its media fails
+            calls = [_failed(PluginFailed(info.name, described(exc)))]
         out = tuple(calls)
         return self._interned.setdefault(out, out)
 
     def _filter_call(self, info: PluginInfo, item: Any, media: MediaFacts) -> FilterCall:
         if not isinstance(item, ImageFilter):
             raise PluginFailed(info.name, f"albumen_image_filters returned {item!r}, not an ImageFilter")
-        function = function_path(info.name, item.function)
-        roles = tuple(item.roles)
-        bad = [r for r in roles if r not in ROLES] + [f for f in item.facts if f not in FACTS]
-        if bad:
-            raise PluginFailed(info.name, f"unknown role or fact {bad[0]!r} in {item!r}")
-        facts = MediaFacts(**{f: getattr(media, f) for f in item.facts}) if item.facts else None
-        shown = "" if facts is None else json.dumps(dataclasses.asdict(facts), sort_keys=True, default=str)
-        if item.options is None:
-            options, used = info.options, info.recipe
-        else:  # the options the filter reads, and the files the plugin's options name
-            options, used = item.options, f"{info.name}@{info.version}:{_digest(item.options, info.options)}"
-        recipe = f"{used}:{function}@{item.version}:{hashlib.sha256(shown.encode()).hexdigest()[:16] if shown else '-'}"
-        return FilterCall(info.name, function, roles, options, facts, recipe)
+        # checked and made once per different filter: the hook is asked for every media of the gallery
+        key = (info.name, item.function, tuple(item.roles), tuple(item.facts), item.version,
+               None if item.options is None else repr(item.options))
+        made = self._calls.get(key)
+        if made is None:
+            function = function_path(info.name, item.function)
+            roles = tuple(item.roles)
+            bad = [r for r in roles if r not in ROLES] + [f for f in item.facts if f not in FACTS]
+            if bad:
+                raise PluginFailed(info.name, f"unknown role or fact {bad[0]!r} in {item!r}")
+            if item.options is None:
+                options, used = info.options, info.recipe
+            else:  # the options the filter reads, and the files the plugin's options name
+                options, used = item.options, f"{info.name}@{info.version}:{_digest(item.options, info.options)}"
+            made = self._calls[key] = FilterCall(info.name, function, roles, options, None, f"{used}:{function}@{item.version}:-")
+        if not item.facts:
+            return made
+        facts = MediaFacts(**{f: getattr(media, f) for f in item.facts})
+        shown = json.dumps(dataclasses.asdict(facts), sort_keys=True, default=str)
+        return dataclasses.replace(made, media=facts, recipe=made.recipe[:-1] + hashlib.sha256(shown.encode()).hexdigest()[:16])
 
     # -- the scanner's, the planner's and the renderer's: media kinds -------------------------
     def media_kinds(self) -> dict[str, tuple[PluginInfo, MediaKind, str, str, str]]:
@@ -440,6 +450,13 @@ class Plugins:
     def kind_labels(self) -> dict[str, tuple[str, str]]:
         """kind name -> (its label, its media type), for the tiles of its items."""
         return {name: (kind.label, kind.mime) for name, (_, kind, _, _, _) in self.media_kinds().items()}
+
+
+def _failed(failure: PluginFailed) -> FilterCall:
+    """A filter the plugin could not give for a media: its job fails with the reason. It applies to every
+    role, so that the media's outputs get names of their own and the job runs (and fails)."""
+    digest = hashlib.sha256(str(failure).encode()).hexdigest()[:16]
+    return FilterCall(failure.plugin, "", ROLES, error=str(failure), recipe=f"failed:{digest}")
 
 
 def _as_list(result: Any) -> list:
