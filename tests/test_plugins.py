@@ -272,6 +272,22 @@ def test_a_plugin_that_raises_fails_only_what_it_was_working_on(tmp_path):
     assert (site / "bad").is_dir() and (site / "good2" / "index.html").is_file()
 
 
+def test_a_plugin_page_claiming_a_page_of_the_site_stops_the_build_naming_the_plugin(tmp_path):
+    """A plugin's page is claimed like every page: one at an album's path stops the build before it is
+    written there, the message naming both."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "clash.py").write_text(
+        "from albumen.plugins import ExtraPage, hookimpl\n"
+        "@hookimpl\ndef albumen_extra_pages():\n    return [ExtraPage('trip/index.html', content='mine')]\n"
+    )
+    src = tmp_path / "photos"
+    make_jpeg(src / "Trip" / "a.jpg")
+    done = _build(tmp_path, src, tmp_path / "site", write_config(tmp_path, 'plugins = ["clash"]\n'), tmp_path / "lib",
+                  expect=1)
+    assert "two pages claim one output path: trip/index.html (album.html and plugin clash)" in done.stderr, done.stderr
+    assert "mine" not in (tmp_path / "site" / "trip" / "index.html").read_text()
+
+
 NOTES = '''\
 """Notes (.note files) as documents: a tile with a picture and a download link."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..scan.arrange import is_published, stream_order
@@ -96,7 +97,8 @@ def page_context(plugins: Any, globals_: dict[str, dict], page: Any, context: Ma
     if not plugins or not plugins.has("albumen_page_context"):
         return globals_
     out = {name: dict(values) for name, values in globals_.items()}
-    for info, result in plugins.call("albumen_page_context", page=page, context=context, site=site):
+    shown = MappingProxyType(context)  # read-only: the page's own context is not the plugin's to change
+    for info, result in plugins.call("albumen_page_context", page=page, context=shown, site=site):
         if isinstance(result, Mapping):
             out[info.name].update(result)
     return out
