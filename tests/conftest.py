@@ -380,3 +380,85 @@ def make_video(
             out.mux(packet)
     out.close()
     return path
+
+
+# -- plugins installed for a build run in a process of its own ---------------------------------
+
+PLUGINS_GUIDE = REPO / "docs" / "PLUGINS.md"
+
+
+def example_plugin_files() -> dict[str, str]:
+    """The files of docs/PLUGINS.md's complete example plugin, by path in its package folder: what the
+    guide shows is what the tests install."""
+    text = PLUGINS_GUIDE.read_text(encoding="utf-8")
+    found = re.findall(r"\*\*`albumen-tint/([^`]+)`\*\*\n\n```[a-z]*\n(.*?)```", text, re.S)
+    return dict(found)
+
+
+def install_plugin(where: Path, files: dict[str, str]) -> Path:
+    """Install a plugin package into the folder `where` (to put on PYTHONPATH) as pip would for what
+    Albumen looks at: the package's files, and a NAME-VERSION.dist-info folder with its metadata and
+    the entry points its pyproject.toml declares, which importlib.metadata finds as an installed
+    distribution (the real entry-point lookup, without pip's minute per install)."""
+    import tomllib
+
+    project = tomllib.loads(files["pyproject.toml"])["project"]
+    for rel, text in files.items():
+        if rel != "pyproject.toml":
+            (where / rel).parent.mkdir(parents=True, exist_ok=True)
+            (where / rel).write_text(text, encoding="utf-8")
+    dist = where / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    lines = []
+    for group, entries in project.get("entry-points", {}).items():
+        lines += [f"[{group}]", *(f"{name} = {value}" for name, value in entries.items()), ""]
+    (dist / "entry_points.txt").write_text("\n".join(lines))
+    return where
+
+
+START_METHOD_CLI = """
+import json, os, sys
+
+import albumen.pool as pool
+
+methods = []
+real = pool._start_method
+
+
+def chosen():
+    methods.append(os.environ.get("ALBUMEN_TEST_START") or real())
+    return methods[-1]
+
+
+pool._start_method = chosen
+
+if __name__ == "__main__":
+    from albumen.cli import main
+
+    sys.argv = ["albumen", *sys.argv[1:]]
+    try:
+        main()
+    finally:
+        print("start methods:", json.dumps(sorted(set(methods))), file=sys.stderr)
+"""
+
+
+def albumen_process(tmp_path: Path, *args: str, pythonpath: Path | None = None, start: str | None = None,
+                    timeout: float = 300):
+    """`albumen ARGS` in a process of its own, with `pythonpath` (installed plugins) and its workers
+    started by `start` ('fork', 'forkserver', 'spawn'; default: as Albumen chooses). Its stderr ends
+    with the start methods used."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "albumen_started.py"
+    script.write_text(START_METHOD_CLI, encoding="utf-8")
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH", "")]))
+    env.pop("ALBUMEN_TEST_START", None)
+    if start:
+        env["ALBUMEN_TEST_START"] = start
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, stdin=subprocess.DEVNULL)

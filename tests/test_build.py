@@ -637,12 +637,12 @@ import albumen.scan as scan
 real_read = scan.read_media_file
 
 
-def crashing_read(abs_path, name, max_pixels):
+def crashing_read(abs_path, name, max_pixels, *kinds):
     if name.startswith("parse"):
         os.kill(os.getpid(), signal.SIGSEGV)  # a native header parser (libheif, libwebp, ...) crashing
     if name.startswith("oom"):
         os.kill(os.getpid(), signal.SIGKILL)  # what the kernel does to a process when memory runs out
-    return real_read(abs_path, name, max_pixels)
+    return real_read(abs_path, name, max_pixels, *kinds)
 
 
 scan.read_media_file = crashing_read

@@ -480,7 +480,7 @@ def test_stream_pages_reuse_album_fingerprints_and_agree_with_their_views(tmp_pa
     their own views, and no view is built for a stream page that did not change."""
     import sqlite3
 
-    from albumen import build as build_module
+    from albumen.render import writer as writer_module
     from albumen.render.pages import SiteRenderer
 
     src = tmp_path / "photos"
@@ -517,7 +517,7 @@ def test_stream_pages_reuse_album_fingerprints_and_agree_with_their_views(tmp_pa
     assert "Renamed city photo" in (site_a / "stream" / "index.html").read_text()
 
     # the same site with no fingerprints to reuse: every stream page from its own views
-    monkeypatch.setattr(build_module._ViewDigests, "get", lambda self, uris: {})
+    monkeypatch.setattr(writer_module.ViewDigests, "get", lambda self, uris: {})
     site_b = tmp_path / "b"
     build_site(src, site_b, "-c", str(conf))
     keys = stream_keys()

@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from conftest import (
+    albumen_process,
     build_site,
     crawl,
+    example_plugin_files,
+    install_plugin,
     make_jpeg,
     refuse_reading,
     run_cli,
@@ -140,6 +143,24 @@ def test_nothing_public_mentions_a_private_album(tree, tmp_path):
     for link in ("AAA Links/Alias", "AAA Links/Deeper"):
         assert f"{link}: symbolic link into a private album; not published here" in result.stderr
     assert "AAA Links/best.jpg: symbolic link to a file of a private album; not published here" in result.stderr
+
+
+def test_no_public_page_or_file_a_plugin_adds_holds_anything_of_a_private_album(tree, tmp_path):
+    """The guide's example plugin (docs/PLUGINS.md, installed by its entry point) adds a public page and
+    a public file made from the public albums, and a page inside each private album's folder: the
+    leak scan reads the plugin's public files with the rest (issue 21)."""
+    plugins = install_plugin(tmp_path / "site-packages", example_plugin_files())
+    site = tmp_path / "site"
+    conf = write_config(tmp_path, 'plugins = ["tint"]\n' + CONFIG)
+    done = albumen_process(tmp_path, "build", str(tree), "-o", str(site), "-c", str(conf), pythonpath=plugins)
+    assert done.returncode == 0, done.stdout + done.stderr
+    tokens = [root.name for root in private_roots(site)]
+    public = [site / "tints" / "index.html", site / "tints.json"]
+    assert all(path.is_file() for path in public)
+    assert b"Beach" in public[0].read_bytes() and b"Beach" in public[1].read_bytes()  # what the scan reads
+    inside = sorted(site.glob("p/*/tints/index.html")) + sorted(site.glob("p/*/*/tints/index.html"))
+    assert len(inside) == 6 and any(b"Karamazov" in page.read_bytes() for page in inside)  # those with photos
+    assert assert_nowhere_public(site, SECRET_STRINGS + tokens) > 20
 
 
 def test_private_pages_are_marked_and_do_not_link_other_private_albums(tree, tmp_path):

@@ -321,6 +321,15 @@ class BuildCache(ScanCache):
         """Count paths among this build's outputs without recording them as written."""
         self._transaction("INSERT OR IGNORE INTO temp.current_outputs VALUES (?)", ((u,) for u in dest_uris))
 
+    def current_outputs(self, after: str = "", limit: int = 1000) -> list[tuple[str, int | None, int | None]]:
+        """This build's outputs (as marked so far) in name order after `after`, with their stamps: read a
+        chunk at a time, so that outputs recorded meanwhile do not disturb a reading."""
+        return self.db.execute(
+            "SELECT c.dest_uri, o.size, o.mtime_ns FROM temp.current_outputs c LEFT JOIN outputs o USING (dest_uri) "
+            "WHERE c.dest_uri > ? ORDER BY c.dest_uri LIMIT ?",
+            (after, limit),
+        ).fetchall()
+
     def is_current(self, dest_uri: str) -> bool:
         """Whether a path is among this build's outputs (as marked so far)."""
         return self.db.execute("SELECT 1 FROM temp.current_outputs WHERE dest_uri = ?", (dest_uri,)).fetchone() is not None

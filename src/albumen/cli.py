@@ -557,20 +557,20 @@ def links(source, output, config_path, rotate) -> None:
       albumen links ~/Pictures
       albumen links ~/Pictures --rotate "Holidays/Family"
     """
-    from .build import (
-        cache_location,
-        check_home,
-        check_paths,
-        marked_private,
-        private_links,
-        rotation_warnings,
-    )
+    from .build import cache_location, check_home, check_paths
     from .cache import BuildCache
     from .config import album_path
     from .render.env import absolute_url
     from .scan import scan_source
     from .scan.arrange import is_published
-    from .tokens import PRIVATE_DIR, load_secret, rotations_path
+    from .tokens import (
+        PRIVATE_DIR,
+        load_secret,
+        marked_private,
+        private_links,
+        rotation_warnings,
+        rotations_path,
+    )
     from .tokens import rotate as rotate_link
 
     try:

@@ -73,6 +73,16 @@ class ProcessingError(AlbumenError):
     """One media file could not be turned into its outputs. Fails only its own job."""
 
 
+class PluginError(AlbumenError):
+    """A plugin's hook raised: what it was working on fails (a file, a page, an output), never the
+    build, and the reason names the plugin."""
+
+    def __init__(self, plugin: str, reason: str) -> None:
+        super().__init__(f"plugin {plugin}: {reason}")
+        self.plugin = plugin
+        self.reason = reason
+
+
 class BuildError(AlbumenError):
     """The build itself failed (a broken template, an unwritable output folder)."""
 

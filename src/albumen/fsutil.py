@@ -111,6 +111,28 @@ def write_atomic(abs_path: str, data: bytes) -> os.stat_result:
         raise
 
 
+def write_atomic_with(abs_path: str, fill) -> os.stat_result:
+    """As write_atomic, the bytes written by fill(file) into a binary file: for a file too big to hold
+    in memory (a plugin's archive)."""
+    folder, name = os.path.split(abs_path)
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f"{TMP_PREFIX}{os.getpid()}-{next(_serial)}-{name[:40]}")
+    try:
+        with open(tmp, "xb") as f:
+            fill(f)
+            f.flush()
+            os.fchmod(f.fileno(), 0o644)
+            st = os.fstat(f.fileno())
+        os.replace(tmp, abs_path)
+        return st
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def same_content(abs_path: str, data: bytes) -> bool:
     """True when the file exists with exactly these bytes (so it need not be rewritten)."""
     try:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
+
+from .model import Skipped
 
 
 class Reporter(Protocol):
@@ -25,6 +29,42 @@ class QuietReporter:
 
     def waiting(self, text: str) -> None:
         pass
+
+
+@dataclass
+class BuildReport:
+    """What a build did, for the command line and the dev server to show."""
+
+    source: Path
+    output: Path
+    cache: Path | None = None
+    albums: int = 0
+    photos: int = 0
+    videos: int = 0
+    ignored: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # worth saying once, not problems (--strict ignores them)
+    derivatives_made: int = 0
+    derivatives_moved: int = 0  # made before under another folder: linked into place, not re-made
+    photos_processed: int = 0  # photos whose derivatives this build made (successfully)
+    videos_processed: int = 0  # and videos
+    pages_rendered: int = 0
+    pages_written: int = 0
+    stale_removed: int = 0
+    replaced: list[str] = field(default_factory=list)  # pages written over files Albumen had not made
+    output_was_ours: bool = False  # the output held Albumen's static files when the build started
+    unchanged: bool = False  # nothing read, made or written: the sources were as the last build left them
+    seconds: float = 0.0
+
+    @property
+    def processed(self) -> str:
+        """'3 photos and 2 videos' processed by this build."""
+        return media_count(self.photos_processed, self.videos_processed)
+
+    @property
+    def problems(self) -> bool:
+        return bool(self.skipped or self.warnings)
 
 
 def plural(n: int, word: str) -> str:

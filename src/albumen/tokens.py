@@ -20,9 +20,15 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import UsageError
 from .fsutil import make_private_dirs
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .model import Gallery
+    from .report import BuildReport
 
 TOKEN_BYTES = 16  # 128 bits
 PRIVATE_DIR = "p"
@@ -117,3 +123,43 @@ def album_token(secret: bytes, album_uri: str, rotation: int = 0) -> str:
 def private_dirs(album_uris: list[str], secret: bytes, rotations: dict[str, int]) -> dict[str, str]:
     """Output folder (p/<token>) of every album that has its own private link."""
     return {uri: f"{PRIVATE_DIR}/{album_token(secret, uri, rotations.get(uri, 0))}" for uri in album_uris}
+
+
+def private_links(gallery: Gallery, config: Config, report: BuildReport | None = None) -> dict[str, str]:
+    """Folder (p/<token>) of every album that has its own private link; the secret is made on first use."""
+    marked = marked_private(gallery)
+    if report is not None:
+        report.warnings.extend(rotation_warnings(marked, config))
+    if not marked:
+        return {}
+    secret = load_secret()
+    if secret.created and report is not None:
+        report.notes.append(
+            f"created the secret for private links in {secret.origin}: private URLs depend on it, keep a copy "
+            "(or set ALBUMEN_SECRET)"
+        )
+    return private_dirs(marked, secret.key, current_rotations(config.private_rotations))
+
+
+def marked_private(gallery: Gallery) -> list[str]:
+    """The albums that have a private link of their own, sorted."""
+    return sorted(uri for uri, album in gallery.albums.items() if uri and album.marked_private)
+
+
+def rotation_warnings(marked: list[str], config: Config) -> list[str]:
+    """A private_rotations entry that names no private album rotates nothing: the link it was meant
+    to revoke stays published, so it is a warning (--strict fails), with the album meant when it
+    differs only in capitals or Unicode form."""
+    import unicodedata
+
+    def loose(uri: str) -> str:
+        return unicodedata.normalize("NFC", uri).casefold()
+
+    out = []
+    for uri, _count in config.private_rotations:
+        if uri in marked:
+            continue
+        near = next((m for m in marked if loose(m) == loose(uri)), None)
+        hint = f"did you mean {near!r}?" if near else "album paths are relative to the photo folder, as 'albumen links' lists them"
+        out.append(f"private_rotations: {uri!r} is not a private album, so it rotates no link ({hint})")
+    return out

@@ -65,7 +65,10 @@ def load_config(explicit: str | Path | None = None, cwd: Path | None = None, ove
         except UnicodeDecodeError:
             raise ConfigError(["the file is not UTF-8 text (save it as UTF-8)"], path=str(path)) from None
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError([f"invalid TOML: {exc}"], path=str(path)) from None
+            hint = ""
+            if "Cannot declare ('plugins'" in str(exc):
+                hint = " (a plugin's options go in a [plugin.NAME] table: 'plugin', not 'plugins')"
+            raise ConfigError([f"invalid TOML: {exc}{hint}"], path=str(path)) from None
     for dotted, value in (overrides or {}).items():
         section, _, key = dotted.rpartition(".")
         target = data.setdefault(section, {}) if section else data
@@ -95,9 +98,11 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
     all_keys = [key for key, _ in iter_settings()]
     top_values: dict[str, Any] = {}
     section_values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
-    top_fields = {f.name: f for f in fields(Config) if f.name not in SECTIONS}
+    top_fields = {f.name: f for f in fields(Config) if f.name not in SECTIONS and not f.metadata.get("internal")}
 
     for key, value in data.items():
+        if key in ("plugins", "plugin"):
+            continue  # below: the plugins' own schemas are known once they are loaded
         if key in SECTIONS:
             if not isinstance(value, dict):
                 problems.append(f"{key}: expected a table ([{key}]), got {_describe(value)}")
@@ -118,10 +123,19 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
         else:
             problems.append(_unknown(key, all_keys))
 
+    loaded_plugins = None
+    if "plugins" in data or "plugin" in data:  # imported only then: a gallery without plugins loads nothing of them
+        from ..plugins.manager import load_plugins
+
+        base_dir = Path(path).resolve().parent if path else Path.cwd()
+        names, loaded_plugins, more = load_plugins(data.get("plugins", []), data.get("plugin", {}), base_dir)
+        problems += more
+        top_values["plugins"] = names
     if problems:
         raise ConfigError(problems, path=path)
     config = Config(**top_values)
-    return replace(config, **{name: SECTIONS[name](**values) for name, values in section_values.items() if values})
+    config = replace(config, **{name: SECTIONS[name](**values) for name, values in section_values.items() if values})
+    return replace(config, loaded_plugins=loaded_plugins) if loaded_plugins else config
 
 
 _INVALID = object()
@@ -163,6 +177,12 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
             return bad(_int_expectation(rules))
         if ("min" in rules and value < rules["min"]) or ("max" in rules and value > rules["max"]):
             return bad(_int_expectation(rules))
+    elif isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return bad(_int_expectation(rules, "a number"))
+        if ("min" in rules and value < rules["min"]) or ("max" in rules and value > rules["max"]):
+            return bad(_int_expectation(rules, "a number"))
+        value = float(value)
     elif isinstance(default, str):
         if not isinstance(value, str):
             return bad("a string" if "choices" not in rules else _choices(rules["choices"]))
@@ -246,13 +266,15 @@ def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> 
     return value
 
 
-def _int_expectation(rules) -> str:
+def _int_expectation(rules, what: str = "an integer") -> str:
     lo, hi = rules.get("min"), rules.get("max")
     if lo is not None and hi is not None:
-        return f"an integer from {lo} to {hi}"
+        return f"{what} from {lo} to {hi}"
     if lo is not None:
-        return f"an integer of at least {lo}"
-    return "an integer"
+        return f"{what} of at least {lo}"
+    if hi is not None:
+        return f"{what} of at most {hi}"
+    return what
 
 
 def _choices(choices) -> str:

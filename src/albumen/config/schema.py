@@ -15,7 +15,9 @@ DEFAULT_MAX_PIXELS = 178_956_970
 
 
 def setting(default: Any, doc: str, **rules: Any) -> Any:
-    """A documented setting. Rules: choices, item_choices, min, max, kind ('path', 'url', 'timezone', 'sort')."""
+    """A documented setting. Rules: choices, item_choices, min, max, kind ('path', 'url', 'timezone', 'sort').
+
+    Plugins declare their options with it too (see plugins.hookspecs.albumen_options)."""
     if isinstance(default, list):
         default = tuple(default)
     return field(default=default, metadata={"doc": doc, **rules})
@@ -220,6 +222,13 @@ class Config:
         "Glob patterns of files and folders to leave out, matched against names and paths relative to the source. "
         "An album's index.md they match is still read for its private mark (only).",
     )
+    plugins: tuple[str, ...] = setting(
+        [],
+        "Plugins to turn on, in the order they run (a filter of the first sees the pixels first): a bundled "
+        "plugin's name (see below), the name an installed package gives its plugin (entry point group "
+        "'albumen.plugins'), or a module's import path ('my_package.plugin'). Each takes its options from a table "
+        "of its own, [plugin.NAME]. See docs/PLUGINS.md.",
+    )
     sort: SortConfig = field(default_factory=SortConfig, metadata={"doc": "How albums and media are ordered."})
     images: ImagesConfig = field(default_factory=ImagesConfig, metadata={"doc": "Resized images."})
     thumbnails: ThumbnailsConfig = field(default_factory=ThumbnailsConfig, metadata={"doc": "Grid thumbnails."})
@@ -227,6 +236,9 @@ class Config:
     pages: PagesConfig = field(default_factory=PagesConfig, metadata={"doc": "Pages and URLs."})
     stream: StreamConfig = field(default_factory=StreamConfig, metadata={"doc": "The stream of latest media."})
     feeds: FeedsConfig = field(default_factory=FeedsConfig, metadata={"doc": "Feeds and sitemap."})
+    # each plugin of `plugins`, loaded and its options validated (plugins.manager.PluginInfo), in that order:
+    # its version and options are in the config's repr, so in the build's fingerprint and the pages' keys
+    loaded_plugins: tuple = field(default=(), metadata={"internal": True})
 
 
 SECTIONS: dict[str, type] = {
@@ -239,6 +251,8 @@ SECTIONS: dict[str, type] = {
 def iter_settings(cls: type = Config, prefix: str = ""):
     """Yield (dotted key, field) for every leaf setting, in declaration order."""
     for f in fields(cls):
+        if f.metadata.get("internal"):
+            continue
         if f.name in SECTIONS and cls is Config:
             yield from iter_settings(SECTIONS[f.name], prefix=f"{f.name}.")
         else:

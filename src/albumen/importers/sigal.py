@@ -1158,6 +1158,12 @@ def check_toml(text: str, result: SigalImport) -> None:
         raise BuildError("the albumen.toml made from it does not read back as meant; nothing was written")
     if not _albumen_has_plugins():
         data = {k: v for k, v in data.items() if k not in (PLUGINS_KEY, PLUGIN_TABLE)}
+    else:  # the plugins this Albumen bundles are checked; the others are not written yet (issue 21)
+        from ..plugins.manager import BUNDLED
+
+        names = [name for name in data.pop(PLUGINS_KEY, []) if name in BUNDLED]
+        tables = {name: table for name, table in data.pop(PLUGIN_TABLE, {}).items() if name in BUNDLED}
+        data |= ({PLUGINS_KEY: names} if names else {}) | ({PLUGIN_TABLE: tables} if tables else {})
     try:
         validate_config(data, path=str(result.toml_path))
     except ConfigError as exc:

@@ -119,7 +119,8 @@ class Album:
     sidecar: Sidecar | None = None
     children: list[str] = field(default_factory=list)  # linked sub-album src_uris, sorted
     hidden: list[str] = field(default_factory=list)  # sub-albums with their own private link: never linked
-    media: list[str] = field(default_factory=list)  # media src_uris, sorted
+    media: list[str] = field(default_factory=list)  # media src_uris, sorted (photos and videos)
+    documents: list[str] = field(default_factory=list)  # items of plugins' media kinds, sorted likewise
     cover: str | None = None  # media src_uri
     date_start: datetime | None = None
     date_end: datetime | None = None
@@ -127,6 +128,7 @@ class Album:
     sort_date: datetime | None = None  # 'date' from index.md, for ordering albums
     photo_count: int = 0  # everything at and below this album that its page links to
     video_count: int = 0
+    document_count: int = 0
     marked_private: bool = False  # index.md or the config says private: it gets its own token
     zone: str | None = None  # src_uri of the private album whose link covers this one; None: public
 

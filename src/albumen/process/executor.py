@@ -58,7 +58,7 @@ def run_jobs(
         return sum(getattr(j, "timeout", timeout) for j in batch) if len(batch) > 1 else getattr(batch[0], "timeout", timeout)
 
     retry = []
-    # four tasks ahead per worker: the build writes pages between results (see build._EarlyPages)
+    # four tasks ahead per worker: the build writes pages between results (see render.writer.EarlyPages)
     results = pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4)
     del tasks
     for batch, outcome in results:

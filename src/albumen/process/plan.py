@@ -23,11 +23,14 @@ from ..scan.arrange import natural_key
 from .specs import (
     EXTENSIONS,
     VIDEOS_VERSION,
+    FilterCall,
     ImageJob,
     Look,
+    MediaFacts,
     OutputSpec,
     VideoJob,
     derivative_hash,
+    filter_recipe,
     recipe_text,
     still_recipes,
 )
@@ -77,6 +80,7 @@ class MediaPlan:
     # tuples, and () for a photo: one shared empty value instead of two lists per photo
     videos: tuple[OutputSpec, ...] = ()  # best first; MP4 (or the copied file) last
     tracks: tuple[tuple[OutputSpec, str], ...] = ()  # caption files and their language
+    filters: tuple[FilterCall, ...] = ()  # plugins' image filters (one tuple shared by media that get the same)
 
     @classmethod
     def of(cls, src_uri: str, dest_dir: str, named: list[tuple[Look, str]], **more) -> MediaPlan:
@@ -147,6 +151,8 @@ class SitePlan:
     album_dirs: dict[str, str] = field(default_factory=dict)  # album src_uri -> dest dir ('' is the root)
     media: dict[str, MediaPlan] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # a plugin media kind -> the plugin function that draws its items' pictures, and their extension
+    makers: dict[str, tuple[FilterCall, str]] = field(default_factory=dict)
 
 
 def slugify(name: str) -> str:
@@ -164,6 +170,13 @@ def safe_segment(name: str) -> str:
     """
     text = re.sub(r"[\x00-\x1f/\\#?:*\"<>|%]", "_", name).strip()
     return "_" if text.strip(".") == "" else text
+
+
+def public_dir(album_uri: str, slugs: str) -> str:
+    """The folder an album's pages have when it is public, from its folders' names (a clash with a
+    sibling's name, which assign_dirs settles, aside): where a private album's old public copy is."""
+    make = slugify if slugs == "ascii" else safe_segment
+    return "/".join(make(part) for part in album_uri.split("/"))
 
 
 def _stem(name: str) -> str:
@@ -193,7 +206,7 @@ def assign_dirs(
         taken: dict[str, str] = {}
         entries = [(gallery.albums[c].name, c, "album") for c in album.children]
         entries.sort(key=lambda e: natural_key(e[0]))
-        media_entries = [(gallery.media[m].name, m, "media") for m in album.media]
+        media_entries = [(gallery.media[m].name, m, "media") for m in album.media + album.documents]
         media_entries.sort(key=lambda e: natural_key(e[0]))
         for name, uri, kind in entries + media_entries:
             wanted = make(name if kind == "album" else _stem(name))
@@ -262,12 +275,14 @@ def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tu
 
 def plan_site(
     gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str, private: dict[str, str] | None = None,
-    video_encoder: str | None = None,
+    video_encoder: str | None = None, plugins=None,
 ) -> SitePlan:
     """URLs for everything: every page's folder and every derivative's name and size (see plan_jobs).
 
     video_encoder: what encodes videos, with its version (see process.video.encoder_identity; PyAV's
-    by default): part of every video stream's recipe, since another encoder makes other bytes."""
+    by default): part of every video stream's recipe, since another encoder makes other bytes.
+    plugins: the build's (plugins.manager.Plugins): their image filters are asked for here, for each
+    media, and are part of the names of the outputs they apply to."""
     if video_encoder is None and any(m.kind == "video" for m in gallery.media.values()):
         from .video import encoder_identity
 
@@ -277,16 +292,34 @@ def plan_site(
     _STILL_RECIPES.clear()
     reserved = {config.stream.path} if config.stream.enabled else set()
     plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
+    filtering = plugins is not None and plugins.has("albumen_image_filters")
     for uri, media in gallery.media.items():
+        if media.kind not in ("image", "video"):  # a plugin's media kind
+            if media.kind not in plan.makers:
+                plan.makers[media.kind] = plugins.maker(media.kind)
+            plan.media[uri] = _plan_kind(media, media_dirs[uri], config, *plan.makers[media.kind])
+            continue
+        filters = plugins.image_filters(media_facts(media, gallery)) if filtering else ()
         if media.kind == "image":
-            plan.media[uri] = _plan_image(media, media_dirs[uri], config)
+            plan.media[uri] = _plan_image(media, media_dirs[uri], config, filters)
         else:
-            plan.media[uri] = _plan_video(media, media_dirs[uri], config, video_encoder or "")
+            plan.media[uri] = _plan_video(media, media_dirs[uri], config, video_encoder or "", filters)
         info = media.info
         too_big = media.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
         if too_big:
             plan.warnings.append(f"{uri}: {too_big}: published as a still image, its first frame")
     return plan
+
+
+def media_facts(media: Media, gallery: Gallery) -> MediaFacts:
+    """Everything a plugin's image filter may know of a media (see plugins.hookspecs)."""
+    album = gallery.albums.get(media.album_uri)
+    return MediaFacts(
+        src_uri=media.src_uri, name=media.name, kind=media.kind, album=media.album_uri,
+        album_title=album.title if album else None, title=media.title, author=media.author,
+        copyright=media.embedded.copyright, date=media.date.isoformat() if media.date else None,
+        private=album.private if album else False, width=media.info.width, height=media.info.height,
+    )
 
 
 def animation_too_big(frames: int, width: int, height: int, config: Config) -> str | None:
@@ -309,8 +342,9 @@ def plan_jobs(
     jobs with work left, not one per photo of the library."""
     for uri, media_plan in plan.media.items():
         media = gallery.media[uri]
-        if media.kind == "image":
-            yield _image_job(media, media_plan, config, abs_dest_root, abs_source_root)
+        if media.kind == "image" or media.kind in plan.makers:
+            maker = plan.makers[media.kind][0] if media.kind in plan.makers else None
+            yield _image_job(media, media_plan, config, abs_dest_root, abs_source_root, maker)
         else:
             yield _video_job(media, media_plan, config, abs_dest_root, abs_source_root, ffmpeg)
 
@@ -337,7 +371,9 @@ def can_remux(media: Media, config: Config) -> bool:
     )
 
 
-def _plan_video(media: Media, dest_dir: str, config: Config, encoder: str) -> MediaPlan:
+def _plan_video(
+    media: Media, dest_dir: str, config: Config, encoder: str, filters: tuple[FilterCall, ...] = ()
+) -> MediaPlan:
     info, videos = media.info, config.videos
     keep = config.images.keep_metadata
     slug = posixpath.basename(dest_dir)
@@ -345,9 +381,11 @@ def _plan_video(media: Media, dest_dir: str, config: Config, encoder: str) -> Me
     named = _namer(media, job_text, False)
 
     w, h = video_geometry(info.width, info.height, videos.max_size)
-    poster = named("display", "poster", w, h, "jpeg", config.images.quality)
+    poster = _namer(media, job_text + filter_recipe(filters, "poster"), False)(
+        "display", "poster", w, h, "jpeg", config.images.quality)
     tw, th, crop = thumb_geometry(w, h, config.thumbnails.height, config.thumbnails.style)
-    thumb = named("thumb", "thumb", tw, th, "jpeg", config.images.quality, crop)
+    thumb = _namer(media, job_text + filter_recipe(filters, "thumb"), False)(
+        "thumb", "thumb", tw, th, "jpeg", config.images.quality, crop)
     streams = []
     for fmt in ("av1", "webm"):
         if fmt in videos.formats:
@@ -364,7 +402,7 @@ def _plan_video(media: Media, dest_dir: str, config: Config, encoder: str) -> Me
     return MediaPlan.of(
         media.src_uri, dest_dir, [thumb, poster],
         videos=tuple(_spec_of(dest_dir, _file_name(dest_dir, look, digest), look) for look, digest in streams),
-        tracks=tuple(tracks),
+        tracks=tuple(tracks), filters=filters,
     )
 
 
@@ -394,6 +432,7 @@ def _video_job(
         ffmpeg=ffmpeg,
         timeout=float(videos.timeout),
         quality=config.images.quality,
+        filters=media_plan.filters,
     )
 
 
@@ -449,7 +488,7 @@ def _credits(media: Media, config: Config) -> tuple[str | None, str | None]:
     return media.embedded.artist, media.embedded.copyright
 
 
-def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
+def _plan_image(media: Media, dest_dir: str, config: Config, filters: tuple[FilterCall, ...] = ()) -> MediaPlan:
     info = media.info
     images = config.images
     keep = images.keep_metadata
@@ -479,7 +518,8 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
         # a JPEG loses its location losslessly (see worker.strip_jpeg_location); another format
         # that names a place is published as a JPEG without it
         names_place = media.embedded.gps is not None or media.embedded.names_place
-        if names_place and not keep and info.format not in ("jpeg", "mpo"):
+        filtered = any("original" in f.roles for f in filters)  # a filter needs the pixels: not a copy
+        if filtered or (names_place and not keep and info.format not in ("jpeg", "mpo")):
             looks.append(look("original", "original", info.width, info.height, "jpeg", 95))
         else:
             looks.append(look("original", "original", info.width, info.height, "copy", 0))
@@ -490,12 +530,34 @@ def _plan_image(media: Media, dest_dir: str, config: Config) -> MediaPlan:
     if recipes is None:
         recipes = _STILL_RECIPES[key] = still_recipes(*key)
     return MediaPlan.of(media.src_uri, dest_dir, [
-        (lk, derivative_hash(media.content_hash, recipe_text(lk, job_text + recipe, images.progressive), DIGEST_LENGTH))
+        (lk, derivative_hash(
+            media.content_hash,
+            recipe_text(lk, job_text + recipe + filter_recipe(filters, lk.role), images.progressive),
+            DIGEST_LENGTH,
+        ))
+        for lk, recipe in zip(looks, recipes, strict=True)
+    ], filters=filters)
+
+
+def _plan_kind(media: Media, dest_dir: str, config: Config, maker: FilterCall, ext: str) -> MediaPlan:
+    """A plugin media kind's item: a thumbnail of the picture the plugin draws, and the file itself,
+    published as it is under the kind's extension (never its own name's)."""
+    info = media.info
+    tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
+    thumb = Look("thumb", "thumb", "jpg", tw, th, "jpeg", config.images.quality, crop, False)
+    original = Look("original", "original", ext, info.width, info.height, "copy", 0, None, False)
+    looks = tuple(_LOOKS.setdefault(lk, lk) for lk in (thumb, original))
+    recipes = still_recipes(info.width, info.height, info.format, looks)
+    return MediaPlan.of(media.src_uri, dest_dir, [
+        (lk, derivative_hash(media.content_hash, recipe_text(lk, maker.recipe + recipe, False), DIGEST_LENGTH))
         for lk, recipe in zip(looks, recipes, strict=True)
     ])
 
 
-def _image_job(media: Media, media_plan: MediaPlan, config: Config, abs_dest_root: str, abs_source_root: str) -> ImageJob:
+def _image_job(
+    media: Media, media_plan: MediaPlan, config: Config, abs_dest_root: str, abs_source_root: str,
+    maker: FilterCall | None = None,
+) -> ImageJob:
     info, images = media.info, config.images
     artist, copyright_ = _credits(media, config)
     outputs = tuple(media_plan.outputs)
@@ -516,4 +578,6 @@ def _image_job(media: Media, media_plan: MediaPlan, config: Config, abs_dest_roo
         artist=artist,
         copyright=copyright_,
         max_pixels=images.max_pixels,
+        filters=media_plan.filters,
+        maker=maker,
     )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 # Bump when a change to the pipeline changes output pixels or bytes: every
 # derivative name (and so every cache key) changes with it.
@@ -34,6 +35,42 @@ EXTENSIONS = {
 }
 VIDEO_MIME = {"mp4": "video/mp4", "remux": "video/mp4", "webm": 'video/webm; codecs="vp9, opus"',
               "av1": 'video/webm; codecs="av01.0.08M.08, opus"'}
+
+
+@dataclass(frozen=True, slots=True)
+class MediaFacts:
+    """What a plugin's image filter may know of the media it works on (see plugins.hookspecs). The
+    planner's hook sees every fact; a filter's function sees only those it asked for (the others are
+    None), and those are part of its outputs' names."""
+
+    src_uri: str | None = None  # the file's path relative to the photo folder
+    name: str | None = None  # its file name
+    kind: str | None = None  # 'image', 'video' or a plugin's media kind
+    album: str | None = None  # the album's path relative to the photo folder ('' for the top)
+    album_title: str | None = None
+    title: str | None = None
+    author: str | None = None  # the sidecar's author, else the photo's Artist
+    copyright: str | None = None  # the photo's Copyright
+    date: str | None = None  # when it was taken, ISO 8601 (None: nothing says)
+    private: bool | None = None  # published only behind a private link
+    width: int | None = None  # the source's size as displayed
+    height: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FilterCall:
+    """One plugin function a worker runs on the decoded pixels of some of a media's outputs (a filter),
+    or that draws the picture of a media that is not a photo (a plugin media kind's thumbnail maker).
+    Plain data: the worker imports the function by its path, under fork, forkserver or spawn alike."""
+
+    plugin: str  # the name the config gives the plugin, named in a failure's reason
+    function: str  # 'package.module:function'
+    roles: tuple[str, ...] = ()  # 'thumb' | 'display' | 'original' | 'poster'
+    # the options the function gets: not compared (the recipe, which holds them, is), so a filter's may be a dict
+    options: Any = field(default=None, compare=False)
+    media: MediaFacts | None = None  # the facts the function asked for
+    recipe: str = ""  # plugin, version, options, function and facts, as text for the outputs' names
+    error: str | None = None  # the planner's hook failed for this media: its job fails with this
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +119,8 @@ class ImageJob:
     max_pixels: int = 178_956_970
     placeholder: bool = True
     placeholder_source: str | None = None  # an existing thumbnail to take the placeholder from
+    filters: tuple[FilterCall, ...] = ()  # plugins' image filters, in the order they run
+    maker: FilterCall | None = None  # a plugin media kind's: draws the picture (not decoded from the file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +151,7 @@ class VideoJob:
     progressive: bool = False  # posters and thumbnails are JPEGs like any other
     artist: str | None = None
     copyright: str | None = None
+    filters: tuple[FilterCall, ...] = ()  # plugins' image filters (roles 'poster' and 'thumb')
 
     @property
     def outputs(self) -> tuple[OutputSpec, ...]:
@@ -235,6 +275,13 @@ def still_recipes(src_width: int, src_height: int, fmt: str, looks: Sequence[Out
         texts.append(f"|s{STILLS_VERSION}|1/{factor}" + "".join(reversed(chain)))
     of_stills = iter(texts)
     return tuple(next(of_stills) if is_still(look) else "" for look in looks)
+
+
+def filter_recipe(filters: Sequence[FilterCall], role: str) -> str:
+    """The part of an output's recipe that the filters applying to its role make: '' when none does, so
+    that a build without plugins names every output as before."""
+    applied = [f.recipe for f in filters if role in f.roles]
+    return "|f:" + ";".join(applied) if applied else ""
 
 
 def derivative_hash(content_hash: str, recipe: str, length: int = 10) -> str:

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from ..errors import ProcessingError, described
 from ..fsutil import OutsideRoot, check_inside, forget_resolved, open_regular, write_atomic
+from . import filters
 from .specs import (
     ImageJob,
     JobResult,
@@ -89,13 +90,17 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
         return todo is None or spec.dest_uri in todo
 
     placeholder = None
+    filters.check(job.filters)
     if need(job.poster) or need(job.thumb) or (job.placeholder and not job.placeholder_source):
         frame = video.frame_to_vips(video.pick_poster_frame(job.abs_src_path), job.rotation)
         poster = engine.resize_exact(frame, job.poster.width, job.poster.height).copy_memory()
         if need(job.poster):
-            _write(job, job.poster, engine.encode(poster, job.poster, job), written)
+            shown = filters.filtered(poster, None, job.poster, "poster", job.filters)
+            data = shown.encoded(job.poster, job) if shown else engine.encode(poster, job.poster, job)
+            _write(job, job.poster, data, written)
         thumb = engine.resize_exact(poster, job.thumb.width, job.thumb.height, job.thumb.crop).copy_memory()
-        thumb_bytes = engine.encode(thumb, job.thumb, job)
+        shown = filters.filtered(thumb, None, job.thumb, "thumb", job.filters)
+        thumb_bytes = shown.encoded(job.thumb, job) if shown else engine.encode(thumb, job.thumb, job)
         if need(job.thumb):
             _write(job, job.thumb, thumb_bytes, written)
         placeholder = engine.placeholder_of_jpeg(thumb_bytes)  # as it would be from the file later
@@ -133,13 +138,15 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
             while i >= 0 and i not in needed:
                 needed.add(i)
                 i = sources[i]
+    filters.check(job.filters)
     if needed:
         # decoded as stored, at the scale still_derivation chose (open_image reads job.planned): each
-        # output is resized first and turned upright after, cheaper than turning the decoded image
-        base = engine.open_image(job, orient=False)
+        # output is resized first and turned upright after, cheaper than turning the decoded image;
+        # a plugin's media kind has its picture drawn by the plugin
+        base = filters.draw(job) if job.maker is not None else engine.open_image(job, orient=False)
         swap = engine.transposed(job.orientation)
         made: dict[tuple, object] = {}  # (width, height, crop) -> that image as stored, resized once
-        last_key, image, picture = None, None, None
+        last_key, image, picture, shown = None, None, None, {}
         encoded: dict[tuple, bytes] = {}  # a thumbnail the size of a small photo is the same file twice
         for i in sorted(needed, key=lambda k: geometry_order(stills[k])):  # larger ones first
             spec = stills[i]
@@ -153,12 +160,16 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
             if spec.dest_uri not in todo:
                 continue  # only an intermediate here
             if key != last_key:  # one upright image and Pillow copy per size, shared by its encodes
-                last_key, image, picture = key, engine.orient(made[key], job.orientation), None
+                last_key, image, picture, shown = key, engine.orient(made[key], job.orientation), None, {}
             if picture is None and (spec.format == "jpeg" or spec.role == "thumb"):
                 picture = engine.to_pillow(image)
-            recipe = (spec.width, spec.height, spec.crop, spec.format, spec.quality, progressive_for(spec, job.progressive))
+            calls = filters.for_role(job.filters, spec.role)
+            if calls and calls not in shown:  # plugins' filters: once per size and role, for every format
+                shown[calls] = filters.filtered(image, picture, spec, spec.role, calls)
+            recipe = (spec.width, spec.height, spec.crop, spec.format, spec.quality, progressive_for(spec, job.progressive),
+                      calls)
             if recipe not in encoded:
-                encoded[recipe] = engine.encode(image, spec, job, picture)
+                encoded[recipe] = shown[calls].encoded(spec, job) if calls else engine.encode(image, spec, job, picture)
             _write(job, spec, encoded[recipe], written)
             if spec.role == "thumb" and job.placeholder and placeholder is None:
                 # from the bytes written, as it would be from the file later (see placeholder_of_jpeg)

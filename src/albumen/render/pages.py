@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime as format_datetime_rfc822
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from .. import __version__
 from ..config import Config
@@ -21,6 +21,7 @@ from ..process.plan import STATIC_DIR, SitePlan, download_name
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
 from ..scan.arrange import is_published, newest_first, published_albums, stream_order
 from .env import absolute_url, make_environment, theme_dirs
+from .hooks import document_view, extra_page_tasks, page_context, site_context, template_dirs
 from .i18n import format_counts, format_date, format_iso, gettext_for
 from .keys import Fingerprinter, digest, media_key
 from .richtext import Picture, RichText, relative_path, resolve_description
@@ -80,6 +81,7 @@ class RenderContext:
     # its key worked out without building those views again (only a page to render builds them)
     digests: ViewDigests | None = None
     compiled: Path | None = None  # a folder to keep compiled templates in between builds
+    plugins: Any = None  # the build's plugins (plugins.manager.Plugins): their renderer hooks (render.hooks)
 
 
 def static_files(theme: Path | None) -> dict[str, Path]:
@@ -176,6 +178,10 @@ class ViewBuilder:
                 prev.next, nxt.prev = nxt, prev
             view.media = views
             view.children = [self.album(c, full=False) for c in album.children]
+            if album.documents:
+                self.ctx.placeholders.prefetch(album.documents)
+                labels = self.ctx.plugins.kind_labels()
+                view.documents = [document_view(self, u, *labels[gallery.media[u].kind]) for u in album.documents]
             if album.cover:
                 view.cover = next((v for v in views if v.src_uri == album.cover), None)
         if album.cover and view.cover is None:
@@ -344,6 +350,7 @@ class PageTask:
     lastmod: str = ""  # for the sitemap
     views: int = 0  # media views this page holds that no other page shares (a stream page's): memory to render it
     late: Callable[[], dict] | None = None  # more of the context, made only if the page is rendered
+    origin: str = ""  # who lists it, when not the theme's templates ('plugin NAME'): named in a conflict
 
 
 @dataclass(slots=True)
@@ -391,6 +398,11 @@ class SiteRenderer:
         config = ctx.config
         dirs = theme_dirs(ctx.theme)
         self.env = make_environment(dirs, config.language, config.pages.links, config.url, ctx.compiled)
+        more = template_dirs(ctx.plugins)
+        if more:  # plugins' templates, searched after the theme's: a theme can restyle a plugin's page
+            from jinja2 import ChoiceLoader, FileSystemLoader
+
+            self.env.loader = ChoiceLoader([self.env.loader, *(FileSystemLoader(str(d)) for d in more)])
         self.static = static_files(ctx.theme)
         self.builder = ViewBuilder(ctx)
         gettext = self.builder.gettext
@@ -412,7 +424,10 @@ class SiteRenderer:
         )
         self.feeds_on = bool(config.feeds.enabled and config.url)
         self.sitemap_on = bool(config.feeds.sitemap and config.url)
-        self.global_key = digest(__version__, _theme_fingerprint(dirs), repr(config), repr(self.site))
+        self.plugin_globals = site_context(ctx.plugins, self.site)  # templates: plugins.NAME.KEY
+        self.env.globals["plugins"] = self.plugin_globals
+        self.global_key = digest(__version__, _theme_fingerprint(dirs + more), repr(config), repr(self.site),
+                                 *([repr(self.plugin_globals)] if ctx.plugins else []))
         self._sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page listed
         self._digest_rows: list[tuple[str, str]] = []  # for ctx.digests, sent in batches
         self.notes: list[str] = []
@@ -487,6 +502,7 @@ class SiteRenderer:
                 yield task
         if self.feeds_on:
             yield from self._feed_tasks(order)
+        yield from extra_page_tasks(self)  # the plugins' own pages
         page = self._page(dir="", title=self.builder.gettext("Page not found"), kind="404", robots="noindex")
         yield PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
         if self.sitemap_on:
@@ -640,7 +656,8 @@ class SiteRenderer:
             )
             start = (n - 1) * album.page_size
             media = album.media[start : start + album.page_size]
-            key = digest(self.global_key, "album.html", repr(page), header, *(fp.media(m) for m in media))
+            key = digest(self.global_key, "album.html", repr(page), header, *(fp.media(m) for m in media),
+                         *([repr(album.documents)] if album.documents else []))
             context = {"album": album, "media": media}
             yield PageTask(f"{url}index.html", "album.html", page, context, key, album.src_uri, album.date_iso[:10])
         crumbs = repr(album.breadcrumbs) + album.title + album.url
@@ -660,11 +677,15 @@ class SiteRenderer:
             yield PageTask(f"{media.url}index.html", "media.html", page, context, key, album.src_uri, media.date_iso[:10])
 
     def render(self, task: PageTask) -> Page:
-        if not task.template:  # generated text (sitemaps, robots.txt)
-            return Page(task.dest_uri, task.context["text"].encode("utf-8"), "")
+        """The page's bytes. A plugin's page context that raises: PluginFailed (the page fails)."""
+        if not task.template:  # generated text (sitemaps, robots.txt, a plugin's page given whole)
+            text = task.context["text"]
+            return Page(task.dest_uri, text if isinstance(text, bytes) else text.encode("utf-8"), "")
+        context = task.context if task.late is None else {**task.context, **task.late()}
+        shown = page_context(self.ctx.plugins, self.plugin_globals, task.page, context, self.site)
         try:
-            context = task.context if task.late is None else {**task.context, **task.late()}
-            text = self.env.get_template(task.template).render(site=self.site, page=task.page, **context)
+            variables = {**context, "site": self.site, "page": task.page, "plugins": shown}
+            text = self.env.get_template(task.template).render(**variables)
         except Exception as exc:
             where = getattr(exc, "filename", None) or task.template
             line = getattr(exc, "lineno", None)

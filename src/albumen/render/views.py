@@ -123,6 +123,26 @@ class MediaView:
 
 
 @dataclass(slots=True)
+class DocumentView:
+    """An item of a plugin's media kind (a document): a tile of its album, linking to the file."""
+
+    src_uri: str
+    name: str  # its file name
+    title: str | None
+    label: str  # its type, as the tile shows it ('PDF')
+    mime: str
+    alt: str
+    thumb: ImageRef
+    href: str  # the published file, relative to the site root
+    download_name: str  # the name a visitor saves it under
+    size: int  # bytes
+    date_text: str
+    date_iso: str
+    placeholder_colour: str
+    placeholder_uri: str
+
+
+@dataclass(slots=True)
 class AlbumView:
     src_uri: str
     url: str  # 'trip/' ('' for the home page)
@@ -140,6 +160,7 @@ class AlbumView:
     media: list[MediaView] = field(default_factory=list)  # every media item, in order
     page_size: int = 200
     depth: int = 0
+    documents: list[DocumentView] = field(default_factory=list)  # items of plugins' media kinds
 
     @property
     def page_count(self) -> int:
@@ -180,7 +201,7 @@ class PageView:
 
     dir: str  # site-root-relative folder of this page ('' for home)
     title: str
-    kind: str  # 'album' | 'media' | 'stream' | '404'
+    kind: str  # 'album' | 'media' | 'stream' | '404' | 'feed' | 'sitemap' | 'plugin'
     canonical: str | None = None  # absolute URL when the site url is known
     description: str = ""
     image: str | None = None  # absolute URL for share previews
@@ -275,6 +296,7 @@ def camera_name(make: str | None, model: str | None) -> str:
 
 __all__ = [
     "AlbumView",
+    "DocumentView",
     "ImageRef",
     "Link",
     "MediaView",

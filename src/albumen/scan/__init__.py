@@ -26,6 +26,7 @@ from ..pool import TaskFailed, WorkerPool
 from ..report import QuietReporter, Reporter, some
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
+from .kinds import KindReader, claiming, expected_recipe, read_kind
 from .links import drop_private_links
 from .sidecar import marks_private, meta_bool, meta_list, meta_text, read_sidecar
 from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
@@ -55,6 +56,7 @@ class FileRecord:
     notes: list[str] = field(default_factory=list)
     reason: str | None = None  # why the file was skipped
     reader: int = 0  # VIDEO_READER for a video (unset in records cached before it existed)
+    kind_recipe: str = ""  # read by a plugin's media kind: its recipe (unset in records cached before)
 
 
 class ScanCache:
@@ -79,14 +81,19 @@ def hash_file(abs_path: str) -> str:
         return hashlib.file_digest(f, xxhash.xxh3_128).hexdigest()
 
 
-def read_media_file(abs_path: str, name: str, max_pixels: int) -> FileRecord:
-    """Sniff, read the header and metadata of, and hash one file."""
+def read_media_file(abs_path: str, name: str, max_pixels: int, kinds: tuple[KindReader, ...] = ()) -> FileRecord:
+    """Sniff, read the header and metadata of, and hash one file. kinds: plugins' media kinds, which
+    read a file whose content is not a photo or a video when they claim its extension."""
     try:
         with open_regular(abs_path) as f:  # a FIFO swapped in since the walk would hang the worker
             head = f.read(64)
     except OSError as exc:
         return FileRecord("broken", None, reason=f"cannot read file ({exc.strerror})")
     sniffed: Sniffed = sniff_bytes(head, os.path.splitext(name)[1])
+    if sniffed.kind not in ("image", "video") and kinds:
+        reader = claiming(kinds, name)
+        if reader is not None:
+            return read_kind(abs_path, reader, FileRecord, hash_file)
     record = FileRecord(sniffed.kind, sniffed.format, reason=sniffed.reason)
     # imported here: only workers read files, and the build process need not load Pillow's parsers
     from .metadata import read_image
@@ -128,9 +135,11 @@ def _share_equal_values(record: FileRecord, shared: dict) -> FileRecord:
     return record
 
 
-def read_media_batch(batch: tuple[tuple[str, str], ...], max_pixels: int) -> list[FileRecord]:
+def read_media_batch(
+    batch: tuple[tuple[str, str], ...], max_pixels: int, kinds: tuple[KindReader, ...] = ()
+) -> list[FileRecord]:
     """Read several files in one worker task (fewer round trips for folders of small files)."""
-    return [read_media_file(abs_path, name, max_pixels) for abs_path, name in batch]
+    return [read_media_file(abs_path, name, max_pixels, kinds) for abs_path, name in batch]
 
 
 def scan_source(
@@ -142,6 +151,7 @@ def scan_source(
     walked: tuple[list[DirListing], WalkReport] | None = None,
     config_path: str | None = None,
     private: set[str] | None = None,
+    plugins=None,
 ) -> Gallery:
     """Build the gallery model from the folder tree.
 
@@ -149,6 +159,7 @@ def scan_source(
     the pool's worker processes (pool=None: workers of its own). A `private` entry of the config
     (config_path: its file, for the error) that names no album folder stops the scan before any
     file is read (see check_private); private: what check_private gave the caller, who ran it already.
+    plugins: the build's (plugins.manager.Plugins): the media kinds they read (documents) are asked for here.
     """
     cache = cache or ScanCache()
     reporter = reporter or QuietReporter()
@@ -167,6 +178,7 @@ def scan_source(
         albums[uri].marked_private = True
     listings = drop_private_links(listings, albums, report, gallery.warnings)
 
+    readers = plugins.kind_readers() if plugins else ()
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []
     shared: dict = {}
@@ -179,6 +191,10 @@ def scan_source(
             record = cache.get_file(src_uri, entry.size, entry.mtime_ns)
             if record is not None and record.kind == "video" and getattr(record, "reader", 0) < VIDEO_READER:
                 record = None  # read by an older reader of videos
+            if record is not None and record.kind not in ("image", "video") and (
+                getattr(record, "kind_recipe", "") != expected_recipe(readers, entry.name)
+            ):
+                record = None  # a plugin's media kind claims it now, or no longer, or another version does
             if record is None:
                 todo.append((src_uri, entry))
             else:
@@ -186,7 +202,7 @@ def scan_source(
     if todo:
         reporter.phase("Reading metadata", total=len(todo))
         max_pixels = config.images.max_pixels
-        for (src_uri, entry), record, lasting in _read_all(todo, max_pixels, pool):
+        for (src_uri, entry), record, lasting in _read_all(todo, max_pixels, pool, readers):
             records[src_uri] = _share_equal_values(record, shared)
             if lasting:
                 cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
@@ -196,8 +212,9 @@ def scan_source(
     cache.flush()
     cache.forget_missing(set(records))
 
+    kinds = {reader.name for reader in readers}
     for listing in listings:
-        _scan_folder(listing, records, gallery, tz, config.file_dates)
+        _scan_folder(listing, records, gallery, tz, config.file_dates, kinds)
     if "" in albums:
         album = albums[""]
         album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
@@ -291,7 +308,7 @@ def _batches(todo: list[tuple[str, FileEntry]]) -> list[tuple[tuple[str, FileEnt
     return batches
 
 
-def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPool | None):
+def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPool | None, kinds: tuple = ()):
     """(item, FileRecord, lasting) for every file to read, read in batches by the pool's worker
     processes, never by this one: the parsers of some formats are native code (libheif, libwebp,
     libavif, FFmpeg), and one that crashes on a hostile file must cost that file only. lasting:
@@ -299,9 +316,9 @@ def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPo
     lasting (the same bytes crash the same parser again)."""
     if pool is None:
         with WorkerPool() as own:
-            yield from _read_all(todo, max_pixels, own)
+            yield from _read_all(todo, max_pixels, own, kinds)
         return
-    reader = partial(read_media_batch, max_pixels=max_pixels)
+    reader = partial(read_media_batch, max_pixels=max_pixels, kinds=kinds)
     payloads = {tuple((e.abs_path, e.name) for _, e in b): b for b in _batches(todo)}
     retry: list[tuple[str, FileEntry]] = []
     for payload, result in pool.run(reader, list(payloads), timeout=300):
@@ -364,9 +381,11 @@ def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
 
 
 def _scan_folder(
-    listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo, file_dates: bool = False
+    listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo, file_dates: bool = False,
+    kinds: set[str] = frozenset(),
 ) -> None:
-    """The folder's photos and videos, with their sidecars, companions and captions."""
+    """The folder's photos and videos, with their sidecars, companions and captions, and the items of
+    plugins' media kinds (kinds)."""
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
     sidecars: dict[str, FileEntry] = {}
     records: list[tuple[FileEntry, FileRecord]] = []
@@ -392,7 +411,7 @@ def _scan_folder(
         src_uri = prefix + entry.name
         if entry.name in companions:
             continue
-        if record.kind != "image" and record.kind != "video":
+        if record.kind != "image" and record.kind != "video" and record.kind not in kinds:
             gallery.skipped.append(Skipped(src_uri, record.reason or "unsupported file"))
             continue
         for note in record.notes:
@@ -425,7 +444,8 @@ def _scan_folder(
         gallery.media[src_uri] = media
     unused = set(sidecars) - used_sidecars
     gallery.ignored += len(unused) + len(set(captions) - used_captions)
-    _warn_unused_sidecars(unused, used_sidecars, [e.name for e, r in records if r.kind in ("image", "video")], prefix, gallery)
+    _warn_unused_sidecars(unused, used_sidecars, [e.name for e, r in records if r.kind in ("image", "video", *kinds)],
+                          prefix, gallery)
 
 
 def _warn_unused_sidecars(unused: set[str], used: set[str], media: list[str], prefix: str, gallery: Gallery) -> None:

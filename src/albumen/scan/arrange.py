@@ -76,12 +76,13 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
     albums = gallery.albums
     kids: dict[str, list[str]] = {uri: [] for uri in albums}
     for album in albums.values():
-        album.children, album.hidden, album.media = [], [], []
+        album.children, album.hidden, album.media, album.documents = [], [], [], []
     for uri, album in albums.items():
         if uri and album.parent_uri in kids:
             kids[album.parent_uri].append(uri)
     for media in gallery.media.values():
-        albums[media.album_uri].media.append(media.src_uri)
+        album = albums[media.album_uri]
+        (album.media if media.kind in ("image", "video") else album.documents).append(media.src_uri)
 
     by_depth = sorted(albums, key=lambda u: u.count("/") + 1 if u else 0)
     for uri in by_depth:  # parents first: zones are inherited
@@ -98,15 +99,19 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
         album = albums[uri]
         spec = _override(album, "sort", media_sort, gallery)
         album.media = [m.src_uri for m in sort_items([gallery.media[m] for m in album.media], spec, _media_sort_key)]
+        if album.documents:
+            album.documents = [m.src_uri for m in sort_items([gallery.media[m] for m in album.documents], spec,
+                                                               _media_sort_key)]
         children = [albums[c] for c in kids[uri] if c in albums]
-        anything[uri] = len(album.media) + sum(anything[c.src_uri] for c in children)
+        anything[uri] = len(album.media) + len(album.documents) + sum(anything[c.src_uri] for c in children)
         if uri and anything[uri] == 0:
             del albums[uri]
             continue
-        linked = [c for c in children if not c.marked_private and c.photo_count + c.video_count > 0]
+        linked = [c for c in children if not c.marked_private and is_published(c)]
         own = [gallery.media[m] for m in album.media]
         album.photo_count = sum(1 for m in own if m.kind == "image") + sum(k.photo_count for k in linked)
         album.video_count = sum(1 for m in own if m.kind == "video") + sum(k.video_count for k in linked)
+        album.document_count = len(album.documents) + sum(k.document_count for k in linked)
         _date_range(album, own, linked)
         spec = _override(album, "album_sort", album_sort, gallery)
         album.children = [a.src_uri for a in sort_items(linked, spec, _album_sort_key)]
@@ -135,7 +140,7 @@ def _date_range(album: Album, own: list[Media], linked: list[Album]) -> None:
 
 def is_published(album) -> bool:
     """An album gets pages when it has something to show (the home page always does)."""
-    return album.src_uri == "" or album.photo_count + album.video_count > 0
+    return album.src_uri == "" or album.photo_count + album.video_count + album.document_count > 0
 
 
 def published_albums(gallery: Gallery) -> Iterator[str]:

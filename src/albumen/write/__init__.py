@@ -7,7 +7,7 @@ import stat
 from collections.abc import Iterable
 
 from ..errors import BuildError
-from ..fsutil import OutsideRoot, check_inside, same_content, write_atomic
+from ..fsutil import OutsideRoot, check_inside, same_content, write_atomic, write_atomic_with
 
 
 class DiskSink:
@@ -48,7 +48,7 @@ class DiskSink:
         """Write when different; True when the file changed.
 
         again=True: this build wrote the path already and means to replace it (a page written
-        early whose content changed since, see build._EarlyPages)."""
+        early whose content changed since, see render.writer.EarlyPages)."""
         if not again:
             self._claim(dest_uri)
         path = self.abs_path(dest_uri)
@@ -65,6 +65,19 @@ class DiskSink:
         self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
         self.written += 1
         return True
+
+    def write_with(self, dest_uri: str, fill) -> None:
+        """Write the bytes fill(file) writes into a binary file (never compared: a plugin's big file,
+        written only when its key changed)."""
+        self._claim(dest_uri)
+        path = self.abs_path(dest_uri)
+        try:
+            check_inside(os.path.dirname(path), self.root)
+        except OutsideRoot as exc:
+            raise BuildError(str(exc), hint="replace the link with a real folder, or remove it") from None
+        st = write_atomic_with(path, fill)
+        self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
+        self.written += 1
 
     def copy(self, dest_uri: str, abs_src_path: str) -> bool:
         with open(abs_src_path, "rb") as f:

@@ -1,0 +1,1 @@
+"""Plugins bundled with Albumen, turned on by their short names (see plugins.manager.BUNDLED)."""

@@ -1,0 +1,90 @@
+"""The work still to do: of each planned job, the outputs missing from the output folder (or moved
+there from another folder instead of being made again) and the placeholder the cache lacks."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import stat
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..write.relocate import LinksOut, Relocator
+from .plan import SitePlan
+from .specs import ImageJob, VideoJob
+
+if TYPE_CHECKING:
+    from ..cache import BuildCache
+
+
+def placeholder_key(thumb_uri: str) -> str:
+    """Placeholders are keyed by the thumbnail's file name (content + recipe hash), not its folder,
+    so a photo whose album moves keeps its placeholder."""
+    return posixpath.basename(thumb_uri)
+
+
+def remaining_jobs(
+    jobs: Iterable[ImageJob | VideoJob], plan: SitePlan, cache: BuildCache, output: Path,
+    forced: Callable[[str], bool], damaged: dict[str, int | None],
+) -> tuple[list[ImageJob | VideoJob], int]:
+    """The jobs with work left (see remaining), and how many derivatives were moved into place from
+    another folder instead. The files moved, and those found as made though their time changed, are
+    stamped in the cache's manifest. forced(media uri): redo all of that media's job."""
+    known = cache.placeholder_keys()
+    relocate = Relocator(cache, output)
+    leads_out = LinksOut(output)
+    touched: list[tuple[str, int, int]] = []
+    todo = [
+        job for job in (
+            remaining(job, plan, known, output, forced(job.job_id), relocate, leads_out, damaged, touched)
+            for job in jobs
+        ) if job
+    ]
+    del known, leads_out
+    cache.stamp_outputs(relocate.moved + touched)
+    return todo, len(relocate.moved)
+
+
+def remaining(
+    job: ImageJob | VideoJob, plan: SitePlan, known: set[str], output: Path, forced: bool, relocate: Relocator,
+    leads_out: LinksOut, damaged: dict[str, int | None], touched: list[tuple[str, int, int]],
+) -> ImageJob | VideoJob | None:
+    """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it.
+
+    damaged: outputs the last build wrote that were missing or changed at the start of this one,
+    with the size written: one there with another size is made again; one that kept its size (a
+    copy or a touch changed its time) is still the file made, and is added to `touched` (stamps)."""
+    if forced:
+        return job
+
+    def absent(dest_uri: str) -> bool:
+        path = os.path.join(output, *dest_uri.split("/"))
+        if dest_uri in damaged:
+            try:
+                st = os.stat(path, follow_symlinks=False)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_size == damaged[dest_uri]:
+                touched.append((dest_uri, st.st_size, st.st_mtime_ns))
+                return False
+            if st is not None:
+                return True
+        return not os.path.exists(path) and not relocate(dest_uri)
+
+    if leads_out(os.path.join(output, *plan.media[job.job_id].dest_dir.split("/"))):
+        return job  # outputs behind a link leading out are not this site's: the job (which refuses
+        # to write there) fails, and the media is skipped with the reason
+    missing = tuple(s for s in job.outputs if absent(s.dest_uri))
+    captions = tuple(dest for _, dest in getattr(job, "tracks", ()) if absent(dest))
+    thumb = plan.media[job.job_id].thumb
+    need_placeholder = placeholder_key(thumb.dest_uri) not in known
+    if not (missing or captions or need_placeholder):
+        return None
+    source = os.path.join(output, *thumb.dest_uri.split("/")) if need_placeholder and thumb not in missing else None
+    if isinstance(job, VideoJob):
+        return replace(job, todo=tuple(s.dest_uri for s in missing) + captions, placeholder_source=source)
+    if len(missing) == len(job.outputs) and source == job.placeholder_source:
+        return job  # all of it: the planned job itself, not a copy
+    return replace(job, outputs=missing, placeholder_source=source)
