@@ -329,9 +329,12 @@ def make_video(
     fmt: str = "mp4",
     metadata: dict[str, str] | None = None,
     faststart: bool = False,
+    noise: bool = False,
 ) -> Path:
     """A tiny real video made with PyAV: `black` black frames first, then orange; a 440 Hz tone.
-    faststart: an MP4's index before its data (as phones and Albumen write them)."""
+    faststart: an MP4's index before its data (as phones and Albumen write them). noise: random
+    pixels in every frame instead, which no encoder makes quickly (a video that is slow to transcode
+    on any machine)."""
     import fractions
     import math
     import struct
@@ -353,7 +356,9 @@ def make_video(
     w, h = size
     for i in range(int(seconds * fps)):
         frame = av.VideoFrame(w, h, "rgb24")
-        if i < black:
+        if noise:
+            pixels = os.urandom(w * h * 3)
+        elif i < black:
             pixels = bytes(3) * (w * h)
         else:  # orange, with a white block in the top-left quarter (to check orientation)
             row = bytes((255, 255, 255)) * (w // 4) + bytes((230, 120, 20)) * (w - w // 4)

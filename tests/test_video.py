@@ -250,7 +250,8 @@ def test_a_video_over_its_time_limit_fails_alone_and_leaves_nothing(tmp_path, mo
     from albumen.scan import scan_source
 
     src, out = tmp_path / "p", tmp_path / "site"
-    make_video(src / "slow.mp4", seconds=6.0, size=(640, 480), codec="mpeg4")  # transcoded, not remuxed
+    # transcoded, not remuxed; noise, so that no machine makes it in 0.3 s (solid colours took 0.34 s; this, 2.5 s)
+    make_video(src / "slow.mp4", seconds=8.0, size=(640, 480), codec="mpeg4", noise=True)  # ~2.5 s
     make_jpeg(src / "photo.jpg")
     config = Config()
     gallery = scan_source(str(src), config)
