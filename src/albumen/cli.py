@@ -214,6 +214,10 @@ def main() -> None:
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Config file (default: ./{CONFIG_NAME} when present).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Make the images on a Dask cluster: 'tcp://HOST:8786' (an existing scheduler whose workers share "
+              "the photo folder and OUTPUT) or 'local:N' (N local worker processes). Overrides the 'scheduler' "
+              "setting; '' turns it off. See docs/CLUSTER.md.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when any file was skipped or any warning was given.")
 @click.option("--force", is_flag=True, help="Redo everything: every image and every page.")
 @click.option("--force-album", "force_albums", multiple=True, metavar="GLOB",
@@ -222,7 +226,7 @@ def main() -> None:
               help="When another Albumen process is writing OUTPUT, wait for it to finish (default: exit with status 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems and the summary.")
 @click.option("-v", "--verbose", count=True, help="Print every file as it is processed.")
-def build(source, output, config_path, jobs, strict, force, force_albums, wait, quiet, verbose) -> None:
+def build(source, output, config_path, jobs, scheduler, strict, force, force_albums, wait, quiet, verbose) -> None:
     """Build the gallery from SOURCE (a folder of photos) into OUTPUT.
 
     \b
@@ -231,6 +235,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
       albumen build ~/Pictures -o ../site        # choose the output folder
       albumen build -c albumen.toml --strict     # source and output from the config; fail on any skip
       albumen build ~/Pictures --force-album 'Trips/2024*'   # redo some albums from scratch
+      albumen build /shared/photos -o /shared/site --scheduler tcp://head:8786   # on a Dask cluster
 
     One build at a time writes an output folder: while another build or 'albumen serve' writes
     OUTPUT, this one exits with status 2 naming it (or waits for it, with --wait).
@@ -260,7 +265,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
 
                 options = BuildOptions(
                     source=src, output=out, jobs=jobs or 0, strict=strict, force=force,
-                    force_albums=tuple(force_albums), wait=wait,
+                    force_albums=tuple(force_albums), wait=wait, scheduler=scheduler,
                 )
                 reporter = _reporter(verbosity)
                 if isinstance(reporter, RichReporter):
