@@ -285,7 +285,7 @@ def scheduler_target(value: str) -> tuple[str, int | str] | None:
         port = parts.port
     except ValueError:
         return None
-    if parts.scheme not in ("tcp", "tls") or not parts.hostname or port is None or parts.path not in ("", "/"):
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname or not port or parts.path not in ("", "/"):
         return None
     return "remote", address.rstrip("/")
 

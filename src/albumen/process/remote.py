@@ -66,9 +66,7 @@ class WrongAlbumen(Exception):
 def run_task(expected: str, fn: Callable[[Any], Any], item: Any, seconds: float | None) -> Any:
     """Run one of the build's tasks (fn, imported by name on the worker) on its item."""
     if identity() != expected:
-        from distributed import get_worker
-
-        raise WrongAlbumen(identity(), get_worker().address)
+        raise WrongAlbumen(identity(), _address())
     with _one_task:
         _prepare()
         watchdog = None
@@ -81,6 +79,15 @@ def run_task(expected: str, fn: Callable[[Any], Any], item: Any, seconds: float 
         finally:
             if watchdog is not None:
                 watchdog.cancel()
+
+
+def _address() -> str:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):  # not in a Dask worker
+        return f"process {os.getpid()}"
 
 
 def _prepare() -> None:
