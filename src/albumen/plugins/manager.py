@@ -273,9 +273,8 @@ def _options(name: str, obj: object, table: dict, folders: tuple[Path, Path | No
             continue
         value = values.get(key, f.default)
         if isinstance(value, str) and value:
-            given = Path(value).expanduser()
-            resolved = (base_dir / given).resolve()
-            outside = _outside(given, resolved, folders) if f.metadata.get("inside") else None
+            resolved = (base_dir / Path(value).expanduser()).resolve()
+            outside = _outside(resolved, folders) if f.metadata.get("inside") else None
             if outside:
                 problems.append(f"{prefix}.{key}: {outside}")
             elif not resolved.is_file():
@@ -293,17 +292,15 @@ def _options(name: str, obj: object, table: dict, folders: tuple[Path, Path | No
         return _INVALID
 
 
-def _outside(given: Path, resolved: Path, folders: tuple[Path, Path | None]) -> str | None:
-    """Why a path option declared inside=True may not be used: it climbs with '..', or leads (links
-    followed) out of the config's folder and the photo folder. None when it may."""
-    where = "the config's folder" + (" or the photo folder" if folders[1] is not None else "")
-    if ".." in given.parts:
-        return f"'..' is not allowed in {str(given)!r}: give a file in {where}"
+def _outside(resolved: Path, folders: tuple[Path, Path | None]) -> str | None:
+    """Why a path option declared inside=True may not be used: it leads (links followed, '..' taken)
+    out of the config's folder and the photo folder. None when it may."""
     for folder in folders:
         if folder is not None:
             root = folder.resolve()
             if resolved == root or root in resolved.parents:
                 return None
+    where = "the config's folder" + (" or the photo folder" if folders[1] is not None else "")
     return f"{resolved} is outside {where} ({', '.join(str(f.resolve()) for f in folders if f is not None)})"
 
 

@@ -54,7 +54,7 @@ class Options:
     def __post_init__(self) -> None:
         problems = [p for p in (_text_problem(self.text), colour_problem("color", self.color),
                                 self.outline and colour_problem("outline", self.outline),
-                                _font_problem(self.font or FONT)) if p]
+                                font_problem(self.font or FONT)) if p]
         if problems:
             raise OptionsError(problems)
 
@@ -74,7 +74,7 @@ def _text_problem(text: str) -> str | None:
     return None
 
 
-def _font_problem(path: str) -> str | None:
+def font_problem(path: str) -> str | None:
     from PIL import ImageFont
 
     try:

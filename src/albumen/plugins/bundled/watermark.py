@@ -46,14 +46,14 @@ class Options:
         if not self.image:
             problems.append("image: required: the PNG to lay over the images, e.g. image = \"watermark.png\"")
         else:
-            problem = _image_problem(self.image)
+            problem = image_problem(self.image)
             if problem:
                 problems.append(f"image: {problem}")
         if problems:
             raise OptionsError(problems)
 
 
-def _image_problem(path: str) -> str | None:
+def image_problem(path: str) -> str | None:
     from PIL import Image, UnidentifiedImageError
 
     try:
