@@ -34,9 +34,13 @@ ENTRY_POINT_GROUP = "albumen.plugins"
 # Plugins bundled with Albumen: short name -> import path.
 BUNDLED: dict[str, str] = {
     "adjust": "albumen.plugins.bundled.adjust",
+    "compress": "albumen.plugins.bundled.compress",
     "copyright": "albumen.plugins.bundled.copyright",
+    "documents": "albumen.plugins.bundled.documents",
     "frame": "albumen.plugins.bundled.frame",
+    "titles": "albumen.plugins.bundled.titles",
     "watermark": "albumen.plugins.bundled.watermark",
+    "zip": "albumen.plugins.bundled.zip",
 }
 
 
