@@ -328,3 +328,19 @@ def test_settings_document_passwords():
 
     assert "| `passwords` |" in settings_markdown() or "passwords" in settings_markdown()
     assert "# passwords = {}" in annotated_toml()
+
+
+def test_plugins_get_nothing_of_a_password_album(tmp_path, monkeypatch):
+    """The zip plugin archives private albums under their file names: never a password album's."""
+    src = tmp_path / "photos"
+    secret_photo(src / "Zanzibar" / "xq-secret-photo-1.jpg", 1)
+    make_jpeg(src / "Private Ones" / "p.jpg")
+    (src / "Private Ones" / "index.md").write_text("private: true\n")
+    monkeypatch.setenv("ALBUMEN_PASSWORD_ZANZIBAR", PASSWORD)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(config_at(tmp_path / "c", 'plugins = ["zip", "compress"]\n[plugin.compress]\nzopfli = false\n')))
+    (folder,) = sealed_folders(site)
+    assert not list(folder.glob("*.zip")) and len(list(site.glob("p/*/album.zip"))) == 1  # the plain private one's
+    assert (folder / "index.html.gz").is_file()
+    for path in folder.iterdir():
+        assert b"xq-secret" not in path.read_bytes() and b"Zanzibar" not in path.read_bytes()
