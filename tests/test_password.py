@@ -146,7 +146,8 @@ def test_nonces_are_unique_and_files_cannot_be_swapped(built):
     with pytest.raises(fmt.SealError):  # b's bytes served under a's name
         fmt.open_bytes(wedding.key, fmt.additional_data(wedding.lock["album"], role_a, a), blob_b)
     with pytest.raises(fmt.SealError):  # a's bytes, a's name, another role
-        fmt.open_bytes(wedding.key, fmt.additional_data(wedding.lock["album"], "original", a), (wedding.folder / a).read_bytes())
+        other_role = "thumb" if role_a != "thumb" else "display"
+        fmt.open_bytes(wedding.key, fmt.additional_data(wedding.lock["album"], other_role, a), (wedding.folder / a).read_bytes())
     other = next(iter(inner.files()))
     with pytest.raises(fmt.SealError):  # another album's file, even under its own name and the right key
         fmt.open_bytes(wedding.key, fmt.additional_data(wedding.lock["album"], inner.files()[other][0], other),
