@@ -24,6 +24,8 @@ class Opened:
         out = {}
         for mid, m in self.manifest["media"].items():
             out[m["thumb"][0]] = ("thumb", mid)
+            for _mime, name in m.get("thumbs", ()):
+                out[name] = ("thumb", mid)
             for _mime, images in m["sources"]:
                 for name, _w, _h in images:
                     out[name] = ("display", mid)

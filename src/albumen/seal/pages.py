@@ -111,6 +111,7 @@ def _media(m, file, href) -> dict:
         "tags": list(m.tags), "location": m.location or "", "author": m.author or "",
         "colour": m.placeholder_colour, "preview": m.placeholder_uri,
         "thumb": [file(m.thumb.src), m.thumb.width, m.thumb.height],
+        "thumbs": [[t.mime, file(t.src)] for t in m.thumbs[1:]],  # the thumbnail in the other formats
         "sources": [[s.mime, [[file(i.src), i.width, i.height] for i in s.images]] for s in m.sources],
     }
     if m.original is not None:

@@ -234,9 +234,14 @@
     observer.observe(img);
     if (onload) img.addEventListener("load", onload, { once: true });
   }
+  function lazyItemThumb(img, item, onload) {  // a WebP thumbnail when there is one
+    var webp = (item.thumbs || []).filter(function (t) { return t[0] === "image/webp"; })[0];
+    img.setAttribute("data-type", webp ? webp[0] : "image/jpeg");
+    lazyThumb(img, webp ? webp[1] : item.thumb[0], onload);
+  }
   function loadThumb(img) {
     var file = img.getAttribute("data-file");
-    blobUrl(file, "thumb", "image/jpeg").then(function (u) { img.src = u; }, function (e) {
+    blobUrl(file, "thumb", img.getAttribute("data-type") || "image/jpeg").then(function (u) { img.src = u; }, function (e) {
       img.parentNode.parentNode.classList.add("is-broken");
       if (e instanceof NetworkError) say(msg("network", { why: e.why }), true);
     });
@@ -285,7 +290,7 @@
           var img = el("img", null, { width: cover.thumb[1], height: cover.thumb[2], alt: "" });
           span.appendChild(img);
           a.appendChild(span);
-          lazyThumb(img, cover.thumb[0]);
+          lazyItemThumb(img, cover);
         }
         a.appendChild(text("span", "card-title", child.title));
         var m = el("span", "card-meta");
@@ -322,7 +327,7 @@
         if (item.video && item.video.duration) a.appendChild(text("span", "badge", item.video.duration));
         tile.appendChild(a);
         grid.appendChild(tile);
-        lazyThumb(img, item.thumb[0], firstPhoto);
+        lazyItemThumb(img, item, firstPhoto);
       });
       media.appendChild(grid);
       main.appendChild(media);
