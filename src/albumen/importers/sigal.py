@@ -926,7 +926,7 @@ def _compress(ctx: _Importer, p: _Plugin) -> bool:
         ctx.plugin_left("sigal.plugins.compress_assets", f"no such method {_shown(method)}: Sigal compressed nothing", lost=True)
         return False
     p.option("formats", [formats], "compress_assets_options",
-             "zopfli made smaller gzip files; Albumen's are plain gzip" if method == "zopfli" else "")
+             "Albumen makes its .gz files with zopfli too (zopfli = false: gzip -9)" if method == "zopfli" else "")
     suffixes = options.get("suffixes", defaults["suffixes"])
     if isinstance(suffixes, (list, tuple)) and all(isinstance(s, str) for s in suffixes):
         p.option("extensions", [s.lstrip(".") for s in suffixes], "compress_assets_options",
