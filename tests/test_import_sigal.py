@@ -199,7 +199,8 @@ def test_sigal_template_with_every_setting_given(tmp_path):
     assert result.exit_code == 0, result.output
     assert "not a setting of Sigal" not in result.output
     data = tomllib.loads(toml.read_text(encoding="utf-8"))
-    assert data[PLUGINS_KEY] == ["adjust", "compress", "copyright"]
+    assert data[PLUGINS_KEY] == ["adjust", "compress", "copyright", "documents"]
+    assert data[PLUGIN_TABLE]["documents"] == {"extensions": ["pdf"]}  # Sigal's nonmedia_files
     assert data[PLUGIN_TABLE]["adjust"] == {"color": 1.0, "brightness": 1.0, "contrast": 1.0, "sharpness": 1.0}
     assert data[PLUGIN_TABLE]["compress"] == {"formats": ["gzip"], "extensions": ["htm", "html", "css", "js", "svg"]}
     assert data[PLUGIN_TABLE]["copyright"]["text"] == "© An example copyright message"
