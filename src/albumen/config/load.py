@@ -128,7 +128,9 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
         from ..plugins.manager import load_plugins
 
         base_dir = Path(path).resolve().parent if path else Path.cwd()
-        names, loaded_plugins, more = load_plugins(data.get("plugins", []), data.get("plugin", {}), base_dir)
+        source = data.get("source")
+        source_dir = (base_dir / Path(source).expanduser()).resolve() if isinstance(source, str) and source else None
+        names, loaded_plugins, more = load_plugins(data.get("plugins", []), data.get("plugin", {}), base_dir, source_dir)
         problems += more
         top_values["plugins"] = names
     if problems:
