@@ -185,3 +185,26 @@ def test_adjust_takes_an_albums_factors_and_does_nothing_when_all_are_one():
     out = adjust.draw(grey, _ctx({"color": 0.0, "brightness": 1.0, "contrast": 1.0, "sharpness": 1.0}))
     r, g, b, a = out.getpixel((5, 5))
     assert r == g == b and a == 128  # black and white, transparency kept
+
+
+def test_the_guides_examples_load(tmp_path):
+    """Each example of docs/PLUGINS.md's bundled pixel plugins, and README's, is a config Albumen loads
+    (with a watermark.png beside it)."""
+    import re
+
+    from conftest import REPO
+
+    guide = (REPO / "docs" / "PLUGINS.md").read_text(encoding="utf-8")
+    section = guide.split("## The bundled pixel plugins", 1)[1].split("\n## ", 1)[0]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```toml\n(.*?)```", section, re.S)
+    examples += [e for e in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[plugin.watermark]" in e]
+    assert len(examples) == 4
+    _mark(tmp_path / "cfg" / "watermark.png")
+    for text in examples:
+        loaded = load_config(write_config(tmp_path, text)).config.loaded_plugins
+        assert {info.name for info in loaded} <= {"watermark", "copyright", "adjust"} and loaded
+    meta = re.search(r"```markdown\n---\n(.*?)---\n```", section, re.S).group(1)
+    album = dict(line.split(": ", 1) for line in meta.splitlines())
+    made = adjust.albumen_image_filters(adjust.Options(), MediaFacts(album="Night", album_meta=album, private=False))
+    assert made.options["brightness"] == 1.3 and made.options["color"] == 1.2
