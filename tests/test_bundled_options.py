@@ -167,6 +167,24 @@ def test_the_notice_is_drawn_with_the_bundled_font_only_where_it_fits():
     left, _, right, _ = _changed_box(image, long)
     assert left >= 15 and right <= 385  # made smaller to fit across, within the margins
     assert Path(copyright.FONT).is_file() and (Path(copyright.FONT).parent / "LICENSE-DejaVu.txt").is_file()
+    given = {**options, "font": copyright.FONT, "font_digest": "d"}  # a font given by path: the same letters
+    assert copyright.draw(image, _ctx(given, MediaFacts(author="Ann"))).tobytes() == out.tobytes()
+
+
+def test_a_given_font_is_checked_and_counts_by_its_content(tmp_path):
+    import shutil
+
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    shutil.copy(copyright.FONT, cfg / "mine.ttf")
+    (cfg / "broken.ttf").write_bytes(b"not a font")
+    conf = write_config(tmp_path, 'plugins = ["copyright"]\n[plugin.copyright]\nfont = "broken.ttf"\n')
+    assert _problems(conf)[0].startswith(f"plugin.copyright.font: {cfg / 'broken.ttf'} is not a TrueType or OpenType font")
+    conf.write_text('plugins = ["copyright"]\n[plugin.copyright]\nfont = "mine.ttf"\n')
+    options = load_config(conf).config.loaded_plugins[0].options
+    made = copyright.albumen_image_filters(options, MediaFacts(private=False))
+    assert made.options["font"] == str(cfg / "mine.ttf") and made.options["font_digest"] == _digest(cfg / "mine.ttf")
+    assert made.facts == ("author", "date") and made.roles == ("display", "poster")
 
 
 def test_adjust_takes_an_albums_factors_and_does_nothing_when_all_are_one():
