@@ -226,3 +226,26 @@ def test_the_guides_examples_load(tmp_path):
     album = dict(line.split(": ", 1) for line in meta.splitlines())
     made = adjust.albumen_image_filters(adjust.Options(), MediaFacts(album="Night", album_meta=album, private=False))
     assert made.options["brightness"] == 1.3 and made.options["color"] == 1.2
+
+
+@pytest.mark.parametrize("factors", [
+    {"color": 1.1, "brightness": 1.05, "contrast": 1.1, "sharpness": 1.2},
+    {"color": 2.0, "brightness": 1.0, "contrast": 2.0, "sharpness": 0.5},
+    {"color": 1.0, "brightness": 1.4, "contrast": 0.7, "sharpness": 1.0},
+])
+def test_adjust_gives_sigals_pixels_within_three_levels(factors):
+    """Sigal's adjust (pilkit): ImageEnhance's Color, Brightness, Contrast and Sharpness in turn; Albumen
+    makes brightness and contrast one lookup table, and must not drift from what Sigal published."""
+    from PIL import ImageEnhance
+
+    rng = np.random.default_rng(7)
+    ramp = np.linspace(0, 255, 320)[None, :, None] * np.array([1.0, 0.6, 0.3])
+    pixels = np.clip(ramp + rng.normal(0, 25, (240, 320, 3)), 0, 255).astype(np.uint8)
+    image = Image.fromarray(pixels, "RGB")
+    sigal = image
+    for name in ("Color", "Brightness", "Contrast", "Sharpness"):
+        if factors[name.lower()] != 1.0:
+            sigal = getattr(ImageEnhance, name)(sigal).enhance(factors[name.lower()])
+    ours = adjust.draw(image, _ctx(factors, size=image.size))
+    diff = np.abs(np.asarray(ours, dtype=np.int16) - np.asarray(sigal, dtype=np.int16))
+    assert diff.max() <= 3 and diff.mean() < 0.1, (diff.max(), diff.mean())
