@@ -478,7 +478,7 @@ def test_a_watermark_edited_while_serving_re_marks_the_images(tmp_path):
         thumbs = sorted(p.name for p in site.rglob("*.thumb.*"))
         Image.new("RGBA", (100, 50), (0, 0, 255, 255)).save(tmp_path / "mark.png")
         assert wait_for(lambda: (c := centre()) is not None and c[2] > 200 and c[0] < 60), (centre(), log)
-        assert any("mark.png modified (a file of the config's plugins)" in line for line in log), log
+        assert wait_for(lambda: any("mark.png modified (a file of the config's plugins)" in line for line in log)), log
         assert sorted(p.name for p in site.rglob("*.thumb.*")) == thumbs  # not marked: not made again
     finally:
         options.stop.set()
