@@ -500,6 +500,53 @@ def watch(source, output, config_path, each_root, base_url, dest, jobs) -> None:
 
 
 @main.command()
+@click.argument("output", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("dest")
+@click.option("--dry-run", is_flag=True, help="Say what would be uploaded and deleted; change nothing.")
+@click.option("-v", "--verbose", is_flag=True, help="List every file uploaded or deleted (with --dry-run: that would be).")
+def deploy(output: Path, dest: str, dry_run: bool, verbose: bool) -> None:
+    """Publish the site in OUTPUT to DEST, moving only what changed.
+
+    DEST is s3://BUCKET/PREFIX (any S3-compatible store: endpoint and credentials from the
+    usual AWS variables and files, AWS_ENDPOINT_URL, AWS_PROFILE, ~/.aws/) or an rsync
+    destination (HOST:/var/www/photos, a local folder). Files that differ are uploaded with
+    their Content-Type and Cache-Control (immutable for Albumen's hashed names, no-cache for
+    pages, feeds and the sitemap), the pages after what they link to; then what the site no
+    longer has is deleted, and only what this command uploaded there itself (its record, kept
+    beside the build caches). Nothing is made public and no listing is needed; a warning says
+    when anyone can list the bucket (private albums' links would be found that way).
+
+    \b
+    Examples:
+      albumen deploy _build s3://my-photos/site
+      AWS_ENDPOINT_URL=https://<account>.r2.cloudflarestorage.com albumen deploy _build s3://photos
+      albumen deploy _build www.example.org:/var/www/photos --dry-run
+
+    Exit status: 0 deployed, 1 the upload failed, 2 usage error (nothing deployed), or OUTPUT
+    being built (by 'albumen build', 'serve' or 'watch': use 'albumen watch --deploy').
+    """
+    from .host.deploy import deploy as run_deploy
+    from .locks import hold_output
+
+    try:
+        if not output.is_dir():
+            raise UsageError(f"no such folder: {output}", hint="build the site first, then deploy its output folder")
+        with _sigterm_as_interrupt(), hold_output(output.resolve(), can_wait=False):
+            report = run_deploy(output.resolve(), dest, dry_run)
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    except KeyboardInterrupt:
+        _say("interrupted: deploy again to finish (what was uploaded is recorded)", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    for line in report.planned if (dry_run or verbose) else ():
+        _say(f"  {line}")
+    for warning in report.warnings:
+        _say(f"warning: {warning}", err=True)
+    _say(report.line() + ("; dry run: nothing changed" if dry_run else ""))
+
+
+@main.command()
 @click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--source", type=click.Path(file_okay=False, path_type=Path), help="The photo folder, written into the file.")
 def init(directory: Path, source: Path | None) -> None:
