@@ -12,8 +12,10 @@ import math
 import os
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 from anyascii import anyascii
 
@@ -319,7 +321,13 @@ def media_facts(media: Media, gallery: Gallery) -> MediaFacts:
         album_title=album.title if album else None, title=media.title, author=media.author,
         copyright=media.embedded.copyright, date=media.date.isoformat() if media.date else None,
         private=album.private if album else False, width=media.info.width, height=media.info.height,
+        album_meta=_album_meta(album),
     )
+
+
+def _album_meta(album) -> Mapping[str, Any]:
+    """The album's index.md header, read-only: a plugin's hook may not change what the pages show."""
+    return MappingProxyType(album.sidecar.meta if album is not None and album.sidecar is not None else {})
 
 
 def animation_too_big(frames: int, width: int, height: int, config: Config) -> str | None:

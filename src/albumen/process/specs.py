@@ -55,6 +55,9 @@ class MediaFacts:
     private: bool | None = None  # published only behind a private link
     width: int | None = None  # the source's size as displayed
     height: int | None = None
+    # the header of the album's index.md (lower-case keys, read-only), for the planner's hook only: a
+    # filter's function never gets it (a per-album setting reaches it through the filter's options)
+    album_meta: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
