@@ -14,7 +14,6 @@ import pytest
 
 from albumen.host.sites import Site, find_galleries
 from albumen.host.watch import EachGallery, OneGallery, WatchOptions, watch_galleries
-
 from conftest import crawl, make_jpeg, run_cli, soup, tree_digest
 
 
