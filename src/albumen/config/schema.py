@@ -54,7 +54,8 @@ class ImagesConfig:
     avif_quality: int = setting(55, "AVIF quality, 1-100 (used when 'avif' is in formats).", min=1, max=100)
     formats: tuple[str, ...] = setting(
         ["jpeg"],
-        "Output formats. JPEG is always made as the fallback; 'webp' and 'avif' add modern sources.",
+        "Output formats. JPEG is always made as the fallback; 'webp' and 'avif' add modern sources (photos, "
+        "thumbnails and album covers).",
         item_choices=("jpeg", "webp", "avif"),
     )
     progressive: bool = setting(

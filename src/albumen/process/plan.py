@@ -75,8 +75,9 @@ class MediaPlan:
 
     src_uri: str
     dest_dir: str  # the photo page lives at dest_dir/index.html
-    # the thumbnail, the display images (grouped by format, JPEG first, smallest first within a
-    # format) and the original when one is published
+    # the thumbnails (JPEG first, then one in each other format of images.formats), the display
+    # images (grouped by format, JPEG first, smallest first within a format) and the original when
+    # one is published
     looks: tuple[Look, ...]
     digests: str  # the hash in each of their names, DIGEST_LENGTH characters each, in the same order
     # tuples, and () for a photo: one shared empty value instead of two lists per photo
@@ -86,7 +87,7 @@ class MediaPlan:
 
     @classmethod
     def of(cls, src_uri: str, dest_dir: str, named: list[tuple[Look, str]], **more) -> MediaPlan:
-        """named: (look, name hash) of the thumbnail, each display image and the original, in that order."""
+        """named: (look, name hash) of the thumbnails, each display image and the original, in that order."""
         looks = tuple(look for look, _ in named)
         return cls(src_uri, dest_dir, _LOOKS.setdefault(looks, looks), "".join(d for _, d in named), **more)
 
@@ -97,7 +98,7 @@ class MediaPlan:
         return _spec_of(self.dest_dir, self._name(i), self.looks[i])
 
     def named(self) -> Iterator[tuple[str, Look]]:
-        """(dest_uri, look) of the thumbnail, each display image and the original, in that order: what
+        """(dest_uri, look) of the thumbnails, each display image and the original, in that order: what
         pages need, without making a spec of each (a build asks this of every photo)."""
         for i, look in enumerate(self.looks):
             yield f"{self.dest_dir}/{self._name(i)}", look
@@ -115,7 +116,13 @@ class MediaPlan:
 
     @property
     def thumb(self) -> OutputSpec:
+        """The JPEG thumbnail (its placeholder's source, and every page's fallback)."""
         return self._spec(0)
+
+    @property
+    def thumbs(self) -> tuple[OutputSpec, ...]:
+        """The thumbnail in each format: JPEG first."""
+        return tuple(self._spec(i) for i, look in enumerate(self.looks) if look.role == "thumb")
 
     @property
     def images(self) -> tuple[OutputSpec, ...]:
@@ -138,7 +145,7 @@ class MediaPlan:
     @property
     def outputs(self) -> list[OutputSpec]:
         original = self.original
-        out = [self.thumb, *self.images, *self.videos, *(spec for spec, _ in self.tracks)]
+        out = [*self.thumbs, *self.images, *self.videos, *(spec for spec, _ in self.tracks)]
         return out + ([original] if original else [])
 
     @property
@@ -392,8 +399,8 @@ def _plan_video(
     poster = _namer(media, job_text + filter_recipe(filters, "poster"), False)(
         "display", "poster", w, h, "jpeg", config.images.quality)
     tw, th, crop = thumb_geometry(w, h, config.thumbnails.height, config.thumbnails.style)
-    thumb = _namer(media, job_text + filter_recipe(filters, "thumb"), False)(
-        "thumb", "thumb", tw, th, "jpeg", config.images.quality, crop)
+    thumb_named = _namer(media, job_text + filter_recipe(filters, "thumb"), False)
+    thumbs = [thumb_named("thumb", "thumb", tw, th, fmt, quality, crop) for fmt, quality in _thumb_formats(config)]
     streams = []
     for fmt in ("av1", "webm"):
         if fmt in videos.formats:
@@ -408,7 +415,7 @@ def _plan_video(
         digest = derivative_hash(media.content_hash + track_uri, recipe_text(draft, job_text, False))
         tracks.append((OutputSpec(dest_dir, f"{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
     return MediaPlan.of(
-        media.src_uri, dest_dir, [thumb, poster],
+        media.src_uri, dest_dir, [*thumbs, poster],
         videos=tuple(_spec_of(dest_dir, _file_name(dest_dir, look, digest), look) for look, digest in streams),
         tracks=tuple(tracks), filters=filters,
     )
@@ -428,6 +435,7 @@ def _video_job(
         duration=info.duration,
         poster=media_plan.images[0],
         thumb=media_plan.thumb,
+        more_thumbs=media_plan.thumbs[1:],
         videos=media_plan.videos,
         tracks=tuple(
             (os.path.join(abs_source_root, *uri.split("/")), spec.dest_uri)
@@ -489,6 +497,15 @@ def _spec_of(dest_dir: str, name: str, look: Look) -> OutputSpec:
                       look.animated)
 
 
+def _thumb_formats(config: Config) -> list[tuple[str, int]]:
+    """(format, quality) of each thumbnail: JPEG (every browser's, and the placeholder's source),
+    then each other format of images.formats, so that grids and album cards offer WebP or AVIF as
+    the photos' pages do. A setting without them plans the very outputs it did before."""
+    images = config.images
+    qualities = {"webp": images.webp_quality, "avif": images.avif_quality}
+    return [("jpeg", images.quality)] + [(f, qualities[f]) for f in images.formats if f in qualities]
+
+
 def _credits(media: Media, config: Config) -> tuple[str | None, str | None]:
     """Artist and copyright, which published images keep (unless all metadata is kept anyway)."""
     if config.images.keep_metadata:
@@ -509,7 +526,7 @@ def _plan_image(media: Media, dest_dir: str, config: Config, filters: tuple[Filt
     look = _looker(media)
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
-    looks = [look("thumb", "thumb", tw, th, "jpeg", images.quality, crop)]
+    looks = [look("thumb", "thumb", tw, th, fmt, quality, crop) for fmt, quality in _thumb_formats(config)]
     sizes = display_geometry(info.width, info.height, images.sizes)
     qualities = {"jpeg": images.quality, "webp": images.webp_quality, "avif": images.avif_quality}
     if animated:

@@ -138,7 +138,7 @@ class VideoJob:
     rotation: int  # clockwise degrees to apply
     duration: float | None
     poster: OutputSpec  # full-size JPEG poster frame
-    thumb: OutputSpec
+    thumb: OutputSpec  # JPEG
     videos: tuple[OutputSpec, ...]  # format 'mp4' | 'webm' | 'av1' | 'remux'
     tracks: tuple[tuple[str, str], ...] = ()  # (abs path of a .vtt, dest_uri)
     todo: tuple[str, ...] | None = None  # dest_uris still to make; None: all
@@ -155,10 +155,11 @@ class VideoJob:
     artist: str | None = None
     copyright: str | None = None
     filters: tuple[FilterCall, ...] = ()  # plugins' image filters (roles 'poster' and 'thumb')
+    more_thumbs: tuple[OutputSpec, ...] = ()  # the thumbnail in the other formats of images.formats
 
     @property
     def outputs(self) -> tuple[OutputSpec, ...]:
-        return (self.poster, self.thumb, *self.videos)
+        return (self.poster, self.thumb, *self.more_thumbs, *self.videos)
 
 
 @dataclass(frozen=True, slots=True)

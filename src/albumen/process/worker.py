@@ -91,7 +91,8 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
 
     placeholder = None
     filters.check(job.filters)
-    if need(job.poster) or need(job.thumb) or (job.placeholder and not job.placeholder_source):
+    thumbs = (job.thumb, *job.more_thumbs)
+    if need(job.poster) or any(map(need, thumbs)) or (job.placeholder and not job.placeholder_source):
         frame = video.frame_to_vips(video.pick_poster_frame(job.abs_src_path), job.rotation)
         poster = engine.resize_exact(frame, job.poster.width, job.poster.height).copy_memory()
         if need(job.poster):
@@ -100,10 +101,13 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
             _write(job, job.poster, data, written)
         thumb = engine.resize_exact(poster, job.thumb.width, job.thumb.height, job.thumb.crop).copy_memory()
         shown = filters.filtered(thumb, None, job.thumb, "thumb", job.filters)
-        thumb_bytes = shown.encoded(job.thumb, job) if shown else engine.encode(thumb, job.thumb, job)
-        if need(job.thumb):
-            _write(job, job.thumb, thumb_bytes, written)
-        placeholder = engine.placeholder_of_jpeg(thumb_bytes)  # as it would be from the file later
+        for spec in thumbs:  # the JPEG first: the placeholder is taken from its bytes
+            if spec is job.thumb or need(spec):
+                data = shown.encoded(spec, job) if shown else engine.encode(thumb, spec, job)
+                if need(spec):
+                    _write(job, spec, data, written)
+                if spec is job.thumb:
+                    placeholder = engine.placeholder_of_jpeg(data)  # as it would be from the file later
     elif job.placeholder and job.placeholder_source:
         placeholder = engine.placeholder_of_file(job.placeholder_source)
     for spec in job.videos:
@@ -171,7 +175,7 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
             if recipe not in encoded:
                 encoded[recipe] = shown[calls].encoded(spec, job) if calls else engine.encode(image, spec, job, picture)
             _write(job, spec, encoded[recipe], written)
-            if spec.role == "thumb" and job.placeholder and placeholder is None:
+            if spec.role == "thumb" and spec.format == "jpeg" and job.placeholder and placeholder is None:
                 # from the bytes written, as it would be from the file later (see placeholder_of_jpeg)
                 placeholder = engine.placeholder_of_jpeg(encoded[recipe])
     for spec in moving:

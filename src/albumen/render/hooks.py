@@ -147,7 +147,7 @@ def document_view(builder: ViewBuilder, uri: str, label: str, mime: str) -> Docu
     for src, look in plan.named():
         ref = ImageRef(src, look.width, look.height, look.format)
         if look.role == "thumb":
-            thumb = ref
+            thumb = thumb or ref
         else:
             href = src
     placeholder = ctx.placeholders.get(uri, DEFAULT_PLACEHOLDER)
