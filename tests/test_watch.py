@@ -133,6 +133,9 @@ def test_build_each_namespaces_private_links_and_takes_down_removed_galleries(tm
     tokens = {name: [p.name for p in (out / name / "p").iterdir() if p.is_dir()] for name in ("ann", "ben")}
     assert len(tokens["ann"]) == len(tokens["ben"]) == 1 and tokens["ann"] != tokens["ben"]  # unrelated links
     assert not (out / "ann" / "family").exists()
+    listed = run_cli("links", "--each", str(root), "-o", str(out), "--url", "https://ex.org/club/")
+    for name in ("ann", "ben"):  # each gallery's own link, as published
+        assert f"Family: https://ex.org/club/{name}/p/{tokens[name][0]}/" in listed.stdout, listed.output
     # a gallery that cannot be built is reported; the others are built
     (root / "Ann" / "albumen.toml").write_text("title = [\n")
     make_jpeg(root / "Ben" / "new.jpg", size=(320, 240))
