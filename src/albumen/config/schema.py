@@ -212,6 +212,18 @@ class Config:
         "'albumen links --rotate' prints the line to put here.",
         kind="rotations",
     )
+    passwords: tuple[tuple[str, str], ...] = field(
+        default=(),
+        repr=False,  # never in the pages' keys or the build's fingerprint (see seal.keys.passwords_fingerprint)
+        metadata={
+            "doc": "Password albums, end-to-end encrypted: a table of album path -> password, e.g. "
+            "[passwords] \"Holidays/Family\" = \"correct horse battery staple\". Such an album is private, and "
+            "every file of it is encrypted; visitors type the password in the browser. An entry that names no album "
+            "stops the build. ALBUMEN_PASSWORD_<ALBUM_PATH> variables and 'password:' in index.md work too. "
+            "See docs/PASSWORDS.md.",
+            "kind": "passwords",
+        },
+    )
     cache_dir: str = setting(
         "",
         "Folder for the build cache (it must be outside the photo folder and the output). Default: a folder "

@@ -58,11 +58,56 @@ def _remove(job: ImageJob, written: list[tuple[str, int, int]]) -> None:
 
 
 def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[tuple[str, int, int]]) -> None:
-    _record(written, spec.dest_uri, _write_file(job, spec.dest_uri, data))
+    _record(written, spec.dest_uri, _write_file(job, spec.dest_uri, data, spec.role))
 
 
-def _write_file(job: ImageJob | VideoJob, dest_uri: str, data: bytes) -> os.stat_result:
-    return write_atomic(_target(job, dest_uri), data)
+def _write_file(job: ImageJob | VideoJob, dest_uri: str, data: bytes, role: str) -> os.stat_result:
+    target = _target(job, dest_uri)
+    if job.seal is not None:  # a password album's: encrypted before it leaves this process
+        from ..seal.format import additional_data, holds, seal_bytes
+
+        aad = additional_data(job.seal.album_id, role, dest_uri.rpartition("/")[2])
+        if holds(job.seal.key, aad, target, data):  # made again, the same: its ciphertext is kept
+            return os.stat(target)
+        data = seal_bytes(job.seal.key, aad, data)
+    return write_atomic(target, data)
+
+
+def _placeholder_of_file(job: ImageJob | VideoJob, path: str):
+    """The placeholder of a thumbnail already written (a password album's is decrypted first)."""
+    from . import engine
+
+    if job.seal is None:
+        return engine.placeholder_of_file(path)
+    from ..seal.format import additional_data, open_bytes
+
+    with open(path, "rb") as f:
+        blob = f.read()
+    aad = additional_data(job.seal.album_id, "thumb", os.path.basename(path))
+    return engine.placeholder_of_jpeg(open_bytes(job.seal.key, aad, blob))
+
+
+def _make_sealed_stream(job: VideoJob, spec: OutputSpec, target: str) -> os.stat_result:
+    """A password album's video: encoded into a private temporary folder (never the output), then
+    sealed into the output a chunk at a time."""
+    import shutil
+    import tempfile
+
+    from ..fsutil import write_atomic_with
+    from ..seal.format import additional_data, holds, seal_file
+    from . import video
+
+    folder = tempfile.mkdtemp(prefix="albumen-sealed-")  # 0700
+    try:
+        # the container follows the extension (a sealed name has none)
+        plain = os.path.join(folder, "stream.webm" if spec.format in ("webm", "av1") else "stream.mp4")
+        video.make_stream(job, spec, plain)
+        aad = additional_data(job.seal.album_id, spec.role, spec.name)
+        if holds(job.seal.key, aad, target, plain):  # made again, the same: its ciphertext is kept
+            return os.stat(target)
+        return write_atomic_with(target, lambda out: seal_file(job.seal.key, aad, plain, out))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _target(job: ImageJob | VideoJob, dest_uri: str) -> str:
@@ -109,16 +154,19 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
                 if spec is job.thumb:
                     placeholder = engine.placeholder_of_jpeg(data)  # as it would be from the file later
     elif job.placeholder and job.placeholder_source:
-        placeholder = engine.placeholder_of_file(job.placeholder_source)
+        placeholder = _placeholder_of_file(job, job.placeholder_source)
     for spec in job.videos:
         if need(spec):
             target = _target(job, spec.dest_uri)
+            if job.seal is not None:
+                _record(written, spec.dest_uri, _make_sealed_stream(job, spec, target))
+                continue
             video.make_stream(job, spec, target)
             _record(written, spec.dest_uri, os.stat(target))
     for source, dest_uri in job.tracks:
         if todo is None or dest_uri in todo:
             with open_regular(source) as f:  # a caption file swapped for a FIFO would hang the worker
-                _record(written, dest_uri, _write_file(job, dest_uri, f.read()))
+                _record(written, dest_uri, _write_file(job, dest_uri, f.read(), "track"))
     return placeholder
 
 
@@ -183,7 +231,7 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
     for spec in originals:
         _write(job, spec, _original_bytes(job, spec), written)
     if placeholder is None and job.placeholder and job.placeholder_source:
-        placeholder = engine.placeholder_of_file(job.placeholder_source)
+        placeholder = _placeholder_of_file(job, job.placeholder_source)
     return placeholder
 
 

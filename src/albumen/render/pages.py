@@ -476,6 +476,12 @@ class SiteRenderer:
 
     def album_pages(self, uri: str) -> Iterator[PageTask]:
         """The pages of one published album (its pages and its media's), listed as the site's."""
+        units = self.ctx.plan.units
+        if units and self.ctx.gallery.albums[uri].zone in units:  # a password album's (see albumen.seal)
+            from ..seal.pages import sealed_tasks
+
+            yield from sealed_tasks(self, uri)
+            return
         for task in self._album_tasks(uri):
             if self.sitemap_on and not task.page.private:
                 self._sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
