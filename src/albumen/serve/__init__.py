@@ -18,7 +18,7 @@ from pathlib import Path
 from ..config import LoadedConfig, load_config
 from ..errors import AlbumenError
 from ..locks import hold_output
-from ..report import plural
+from ..report import rebuild_line
 from .classify import Action, Decision, classify_changes
 from .http import SiteServer
 
@@ -143,13 +143,7 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
         built = True
         server.error = None
         server.hub.publish("reload")
-        made = f"made {plural(report.derivatives_made, 'derivative')} of {report.processed}, " if (
-            report.photos_processed + report.videos_processed) else ""
-        echo(
-            ("rebuilt" if why else "built")
-            + f" in {time.perf_counter() - started:.1f} s{because}: {made}wrote {plural(report.pages_written, 'file')}, "
-            f"removed {report.stale_removed}; {len(report.skipped)} skipped"
-        )
+        echo(rebuild_line(report, time.perf_counter() - started, why))
         for skipped in report.skipped:
             echo(f"  skipped: {skipped.src_uri}: {skipped.reason}")
 
