@@ -34,7 +34,7 @@ def photo_times(site: Path, album_dir: str) -> dict[str, str]:
 
 
 def grid_slugs(page: Path) -> list[str]:
-    return [li["id"] for li in soup(page).select(".grid li.tile")]
+    return [li["id"].removeprefix("m-") for li in soup(page).select(".grid li.tile")]
 
 
 def add_xmp(jpeg: Path, **fields: str) -> None:

@@ -121,7 +121,7 @@ def test_video_page_grid_badge_captions_and_stream(tmp_path):
     for t in tracks:
         assert (site / "trip" / "clip" / t["src"]).read_text().startswith("WEBVTT")
     assert [s["type"] for s in video.select("source")] == ["video/mp4"]
-    tile = soup(site / "trip" / "index.html").select_one("li#clip")
+    tile = soup(site / "trip" / "index.html").select_one("li#m-clip")
     assert tile.select_one(".badge").get_text() == "0:02"
     card = soup(site / "index.html").select_one(".card-meta")  # the album's card counts both kinds
     assert [s.get_text() for s in card.select("span")] == ["1 photo", "1 video"]
@@ -421,7 +421,7 @@ def test_a_video_cut_off_part_way_is_published_with_a_warning(tmp_path):
         slug = name.split(".")[0]
         published = probe(next((site / slug).glob("*.mp4")))
         assert abs(published["duration"] - shown) < 0.3, (name, published, shown)
-        badge = soup(site / "index.html").select_one(f"li#{slug} .badge").get_text()
+        badge = soup(site / "index.html").select_one(f"li#m-{slug} .badge").get_text()
         assert badge == f"0:{round(shown):02d}", (name, badge)  # what was published, not the header's 0:04
     assert "built 1 album, 0 photos, 3 videos, 0 skipped" in result.stdout
     again = build_site(src, site)  # said at every build while the file is as it is
