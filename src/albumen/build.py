@@ -268,7 +268,7 @@ def _run(
     for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
             writer = early.writer = PageWriter(
-                make_renderer(gallery, plan, cache, config, theme, plugins), sink, cache, report, forced, damaged
+                make_renderer(gallery, plan, cache, config, theme, plugins, str(output)), sink, cache, report, forced, damaged
             )
         if not tally.take(result):
             early.stop()
@@ -285,7 +285,7 @@ def _run(
     # -- pages ------------------------------------------------------------------
     # views read the gallery as it is now
     writer = writer or PageWriter(
-        make_renderer(gallery, plan, cache, config, theme, plugins), sink, cache, report, forced, damaged
+        make_renderer(gallery, plan, cache, config, theme, plugins, str(output)), sink, cache, report, forced, damaged
     )
     renderer = writer.renderer
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())

@@ -193,6 +193,8 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
         value = _check_kind(key, rules.get("kind"), value, problems)
     elif rules.get("kind") == "rotations":
         return _check_rotations(key, value, problems)
+    elif rules.get("kind") == "tables":
+        return _check_tables(key, rules["item"], value, problems)
     elif isinstance(default, tuple):
         item_type = int if "int" in str(f.type) else str
         if not isinstance(value, list):
@@ -247,6 +249,38 @@ def _check_rotations(key: str, value: Any, problems: list[str]) -> Any:
         else:
             out.append((album_path(album), count))
     return tuple(sorted(out)) if len(out) == len(value) else _INVALID
+
+
+def _check_tables(key: str, item: type, value: Any, problems: list[str]) -> Any:
+    """A list of tables (a plugin's rules, say), each checked against `item`, a frozen dataclass of
+    settings: a tuple of its instances. Tables are numbered from 1 in messages ('rules[1].pattern');
+    what item's __post_init__ raises names its key when it starts with 'KEY: '."""
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        problems.append(f"{key}: expected a list of tables ([{{ ... }}, ...]), got {_describe(value)}")
+        return _INVALID
+    known = {f.name: f for f in fields(item)}
+    before = len(problems)
+    out = []
+    for number, table in enumerate(value, start=1):
+        where = f"{key}[{number}]"
+        mine = len(problems)
+        values = {}
+        for sub, subvalue in table.items():
+            if sub not in known:
+                problems.append(_unknown(f"{where}.{sub}", [f"{where}.{k}" for k in known]))
+                continue
+            checked = _check(f"{where}.{sub}", known[sub], subvalue, problems)
+            if checked is not _INVALID:
+                values[sub] = checked
+        problems.extend(f"{where}.{k}: required" for k, f in known.items() if f.metadata.get("required") and k not in table)
+        if len(problems) > mine:
+            continue
+        try:
+            out.append(item(**values))
+        except (ValueError, TypeError) as exc:
+            head, sep, rest = str(exc).partition(": ")
+            problems.append(f"{where}.{head}: {rest}" if sep and head in known else f"{where}: {exc}")
+    return tuple(out) if len(problems) == before else _INVALID
 
 
 def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> str:

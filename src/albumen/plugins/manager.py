@@ -33,7 +33,11 @@ from .types import FACTS, ROLES, ImageFilter, MediaKind
 ENTRY_POINT_GROUP = "albumen.plugins"
 # Plugins bundled with Albumen: short name -> import path.
 BUNDLED: dict[str, str] = {
+    "compress": "albumen.plugins.bundled.compress",
+    "documents": "albumen.plugins.bundled.documents",
     "frame": "albumen.plugins.bundled.frame",
+    "titles": "albumen.plugins.bundled.titles",
+    "zip": "albumen.plugins.bundled.zip",
 }
 
 

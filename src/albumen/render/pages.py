@@ -84,6 +84,7 @@ class RenderContext:
     digests: ViewDigests | None = None
     compiled: Path | None = None  # a folder to keep compiled templates in between builds
     plugins: Any = None  # the build's plugins (plugins.manager.Plugins): their renderer hooks (render.hooks)
+    output: str | None = None  # the output folder (plugins ask the size of a file made: PluginGallery.file_size)
 
 
 def static_files(theme: Path | None) -> dict[str, Path]:
@@ -430,6 +431,7 @@ class SiteRenderer:
         self.sitemap_on = bool(config.feeds.sitemap and config.url)
         self.plugin_globals = site_context(ctx.plugins, self.site)  # templates: plugins.NAME.KEY
         self.env.globals["plugins"] = self.plugin_globals
+        self._plugin_gallery: Any = None
         self.global_key = digest(__version__, _theme_fingerprint(dirs + more), repr(config), repr(self.site),
                                  *([repr(self.plugin_globals)] if ctx.plugins else []))
         self._sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page listed
@@ -645,6 +647,12 @@ class SiteRenderer:
                                           album.date_range]))
         if not album.url and config.description:
             summary = config.description
+        shown_to_plugins: list[str] = []
+        if self.ctx.plugins and self.ctx.plugins.has("albumen_page_context"):
+            # a plugin's context may show anything of the album on any of its pages (a link to an archive of
+            # all its media, with its size) and read its index.md (gallery.album_meta)
+            sidecar = self.ctx.gallery.albums[uri].sidecar
+            shown_to_plugins = [digest(*(fp.media(m) for m in album.media)), repr(sorted(sidecar.meta.items()) if sidecar else "")]
         for n in range(1, count + 1):
             url = urls[n - 1]
             cover = album.cover
@@ -661,7 +669,7 @@ class SiteRenderer:
             start = (n - 1) * album.page_size
             media = album.media[start : start + album.page_size]
             key = digest(self.global_key, "album.html", repr(page), header, *(fp.media(m) for m in media),
-                         *([repr(album.documents)] if album.documents else []))
+                         *([repr(album.documents)] if album.documents else []), *shown_to_plugins)
             context = {"album": album, "media": media}
             yield PageTask(f"{url}index.html", "album.html", page, context, key, album.src_uri, album.date_iso[:10])
         crumbs = repr(album.breadcrumbs) + album.title + album.url
@@ -680,13 +688,22 @@ class SiteRenderer:
             context = {"media": media, "album": album}
             yield PageTask(f"{media.url}index.html", "media.html", page, context, key, album.src_uri, media.date_iso[:10])
 
+    @property
+    def plugin_gallery(self) -> Any:
+        """The gallery as plugins' page contexts see it (render.hooks.PluginGallery), made when first asked."""
+        if self._plugin_gallery is None and self.ctx.plugins:
+            from .hooks import PluginGallery
+
+            self._plugin_gallery = PluginGallery(self)
+        return self._plugin_gallery
+
     def render(self, task: PageTask) -> Page:
         """The page's bytes. A plugin's page context that raises: PluginFailed (the page fails)."""
         if not task.template:  # generated text (sitemaps, robots.txt, a plugin's page given whole)
             text = task.context["text"]
             return Page(task.dest_uri, text if isinstance(text, bytes) else text.encode("utf-8"), "")
         context = task.context if task.late is None else {**task.context, **task.late()}
-        shown = page_context(self.ctx.plugins, self.plugin_globals, task.page, context, self.site)
+        shown = page_context(self.ctx.plugins, self.plugin_globals, task.page, context, self.site, self.plugin_gallery)
         try:
             variables = {**context, "site": self.site, "page": task.page, "plugins": shown}
             text = self.env.get_template(task.template).render(**variables)

@@ -222,7 +222,8 @@ class EarlyPages:
 
 
 def make_renderer(
-    gallery: Gallery, plan: SitePlan, cache: BuildCache, config: Config, theme: Path | None, plugins: Any = None
+    gallery: Gallery, plan: SitePlan, cache: BuildCache, config: Config, theme: Path | None, plugins: Any = None,
+    output: str | None = None,
 ) -> SiteRenderer:
     """The page renderer, its templates compiled. Views are built from the gallery when pages are listed.
 
@@ -232,7 +233,7 @@ def make_renderer(
     renderer = SiteRenderer(
         RenderContext(
             gallery, plan, CachedPlaceholders(plan, cache), config, theme, digests=ViewDigests(cache),
-            compiled=cache.folder, plugins=plugins,
+            compiled=cache.folder, plugins=plugins, output=output,
         )
     )
     renderer.compile_templates()

@@ -30,6 +30,7 @@ from .kinds import KindReader, claiming, expected_recipe, read_kind
 from .links import drop_private_links
 from .sidecar import marks_private, meta_bool, meta_list, meta_text, read_sidecar
 from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
+from .titles import rewrite_titles
 from .walk import DirListing, FileEntry, WalkReport, walk_source
 
 __all__ = [
@@ -222,6 +223,7 @@ def scan_source(
     gallery.warnings.extend(report.warnings)
     if "" not in gallery.albums:  # the root itself is ignored (.nomedia): an empty gallery
         gallery.albums[""] = Album(src_uri="", name="", title=config.title or root_name)
+    rewrite_titles(gallery, plugins, keep_root=bool(config.title))  # before the sort by title
     arrange_gallery(gallery, config.sort.albums, config.sort.media)
     return gallery
 
