@@ -40,8 +40,9 @@ from .process.specs import VideoJob
 from .render.hooks import PluginGallery, template_dirs
 from .render.writer import EarlyPages, PageWriter, make_renderer, render_pages
 from .report import BuildReport, QuietReporter, Reporter, plural, some
-from .scan import WalkReport, check_private, scan_source, walk_source
+from .scan import WalkReport, check_private, password_albums, scan_source, walk_source
 from .scan.arrange import is_published
+from .seal.keys import load_units
 from .tokens import albumen_home, marked_private, private_links
 from .write import DiskSink, outputs_not_as_written
 from .write.extra import write_extra_outputs
@@ -207,6 +208,7 @@ def _run(
     listings = list(walk_source(str(source), config.ignore, walk_report))
     config_path = str(loaded.path) if loaded.path else None
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
+    private |= password_albums(listings, config, report.warnings)  # password albums are private (see seal)
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     plugins = _plugins(config)  # each stage calls the hooks of the work it owns
     read = fingerprint(listings, walk_report, loaded, theme, source, output, template_dirs(plugins))
@@ -234,8 +236,9 @@ def _run(
         private=private, plugins=plugins,
     )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
-    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report),
-                     _video_encoder(gallery, ffmpeg), plugins)
+    links = private_links(gallery, config, report)
+    units = load_units(gallery, config, links, report.warnings)  # password albums' keys (see seal)
+    plan = plan_site(gallery, config, str(output), str(source), links, _video_encoder(gallery, ffmpeg), plugins, units)
     leftovers, reported = public_leftovers(
         output, cache, ((uri, public_dir(uri, config.pages.slugs)) for uri in marked_private(gallery))
     )
@@ -262,7 +265,7 @@ def _run(
     tally = Tally(gallery, plan, cache, report, reporter)
     sink = DiskSink(str(output))
     writer: PageWriter | None = None
-    early = EarlyPages(gallery, todo, paced=pool.parallel)
+    early = EarlyPages(gallery, todo, paced=pool.parallel, later=units)
     results = run_jobs(todo, pool)
     del todo  # each job is let go once made (see run_jobs): a big library's jobs do not all stay
     for result in results:

@@ -602,12 +602,17 @@ def links(source, output, config_path, rotate) -> None:
     if not dirs:
         _say("no private albums (mark one with 'private: true' in its index.md, or list it in 'private')")
         return
+    from .seal.keys import find_units
+
     secret = load_secret(create=False)
     _say(f"secret: {secret.origin}")
+    sealed = find_units(gallery, config)
     for uri, folder in dirs.items():
         album = gallery.albums[uri]
         link = absolute_url(config.url, f"{folder}/") if config.url else f"{folder}/"
         state = "" if is_published(album) else "  (nothing to show yet: not published)"
+        if uri in sealed:  # (a rotation gives it a new key too: every file is encrypted again)
+            state += "  (password)"
         marker = " <- new link" if rotate is not None and uri == album_path(rotate) else ""
         _say(f"{uri}: {link}{state}{marker}")
     if rotate is not None:

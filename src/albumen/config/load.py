@@ -130,7 +130,9 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
         from ..plugins.manager import load_plugins
 
         base_dir = Path(path).resolve().parent if path else Path.cwd()
-        names, loaded_plugins, more = load_plugins(data.get("plugins", []), data.get("plugin", {}), base_dir)
+        source = data.get("source")
+        source_dir = (base_dir / Path(source).expanduser()).resolve() if isinstance(source, str) and source else None
+        names, loaded_plugins, more = load_plugins(data.get("plugins", []), data.get("plugin", {}), base_dir, source_dir)
         problems += more
         top_values["plugins"] = names
     if problems:
@@ -193,6 +195,8 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
         value = _check_kind(key, rules.get("kind"), value, problems)
     elif rules.get("kind") == "rotations":
         return _check_rotations(key, value, problems)
+    elif rules.get("kind") == "passwords":
+        return _check_passwords(key, value, problems)
     elif rules.get("kind") == "tables":
         return _check_tables(key, rules["item"], value, problems)
     elif isinstance(default, tuple):
@@ -248,6 +252,23 @@ def _check_rotations(key: str, value: Any, problems: list[str]) -> Any:
             problems.append(f"{key}.{album}: expected a count of rotations (0 or more), got {_describe(count)}")
         else:
             out.append((album_path(album), count))
+    return tuple(sorted(out)) if len(out) == len(value) else _INVALID
+
+
+def _check_passwords(key: str, value: Any, problems: list[str]) -> Any:
+    """A table of album path -> password (never repeated in a message)."""
+    if not isinstance(value, dict):
+        problems.append(f'{key}: expected a table such as [passwords] "Holidays/Family" = "...", got {_describe(value)}'
+                        if not isinstance(value, str) else f"{key}: expected a table of album paths and passwords")
+        return _INVALID
+    out = []
+    for album, password in value.items():
+        if _bad_folder(album):
+            problems.append(f"{key}: {album!r} must be a folder path inside the photo folder, relative to it")
+        elif not isinstance(password, str) or not password:
+            problems.append(f"{key}.{album}: expected the password as a non-empty string")
+        else:
+            out.append((album_path(album), password))
     return tuple(sorted(out)) if len(out) == len(value) else _INVALID
 
 

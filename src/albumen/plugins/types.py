@@ -11,6 +11,16 @@ FACTS = ("src_uri", "name", "kind", "album", "album_title", "title", "author", "
          "width", "height")
 
 
+class OptionsError(ValueError):
+    """Raised by a plugin's options class (its __post_init__) with every problem it found, each told
+    as its own line of the configuration error ('image: not a PNG', 'font: ...'), so that a user sees
+    them all at once. Each problem starts with the option's name."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = list(problems)
+
+
 @dataclass(frozen=True)
 class ImageFilter:
     """A function run on the pixels of some of a media's outputs, in the worker processes.

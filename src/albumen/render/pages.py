@@ -221,13 +221,13 @@ class ViewBuilder:
         lang = self.config.language
         gettext = self.gettext
         placeholder = self.ctx.placeholders.get(media.src_uri, DEFAULT_PLACEHOLDER)
-        thumb, original, by_format = None, None, {}
+        thumbs, original, by_format = [], None, {}
         for uri, look in plan.named():
             ref = ImageRef(uri, look.width, look.height, look.format)
             if look.role == "display":
                 by_format.setdefault(look.format, []).append(ref)
             elif look.role == "thumb":
-                thumb = ref
+                thumbs.append(ref)
             else:
                 original = ref
         sources = [SourceSet(fmt, tuple(refs)) for fmt, refs in by_format.items()]
@@ -268,7 +268,7 @@ class ViewBuilder:
             camera=[(label, value) for label, value, _ in facts],
             camera_text=" · ".join(alone for _, _, alone in facts),
             gps=gps,
-            thumb=thumb,
+            thumb=thumbs[0],
             sources=sources,
             placeholder_colour=placeholder.colour,
             placeholder_uri=placeholder.data_uri,
@@ -279,6 +279,7 @@ class ViewBuilder:
             original=original,
             original_name=download_name(media.name, original.src) if original else None,
             video=self._video(media, plan) if media.kind == "video" else None,
+            thumbs=tuple(thumbs),
         )
         return view
 
@@ -479,6 +480,12 @@ class SiteRenderer:
 
     def album_pages(self, uri: str) -> Iterator[PageTask]:
         """The pages of one published album (its pages and its media's), listed as the site's."""
+        units = self.ctx.plan.units
+        if units and self.ctx.gallery.albums[uri].zone in units:  # a password album's (see albumen.seal)
+            from ..seal.pages import sealed_tasks
+
+            yield from sealed_tasks(self, uri)
+            return
         for task in self._album_tasks(uri):
             if self.sitemap_on and not task.page.private:
                 self._sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))

@@ -135,10 +135,11 @@ class EarlyPages:
     fails later: their album has media that were made, and its page count depends only on those.
     """
 
-    def __init__(self, gallery: Gallery, todo: list, paced: bool = True) -> None:
+    def __init__(self, gallery: Gallery, todo: list, paced: bool = True, later: Container[str] = ()) -> None:
         """todo: the jobs not made yet. paced: leave gaps between slices of work (see work), in which
         several workers get their next tasks (one worker has enough queued ahead). Pages are written
-        once `writer` is set."""
+        once `writer` is set. later: albums whose pages wait for every image (a password album's
+        manifest lists its sub-albums' photos too)."""
         self.writer: PageWriter | None = None
         self.paced = paced
         self.gallery = gallery
@@ -158,6 +159,9 @@ class EarlyPages:
             for album in covers.get(job.job_id, ()):
                 self.waits[album] += 1
                 self.covers.setdefault(job.job_id, []).append(album)
+        for uri in albums:
+            if uri in later:
+                self.waits[uri] += 1 << 40  # never ready
         self.ready: deque[str] = deque(uri for uri in albums if not self.waits[uri])
         self.listed: set[str] = set()
         self.current: Iterator | None = None  # the pages of the album being written

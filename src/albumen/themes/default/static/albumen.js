@@ -60,7 +60,7 @@
   items.forEach(function (it, i) {
     var a = links[i], img = a && a.querySelector("img"), tile = a && a.parentNode;
     it.u = a ? a.href : ""; it.a = img ? img.alt : ""; it.set = img ? absSet(img.getAttribute("srcset") || "") : "";
-    it.th = img ? img.src : ""; it.tw = img ? +img.getAttribute("width") : 1; it.tt = img ? +img.getAttribute("height") : 1;
+    it.th = img ? img.currentSrc || img.src : ""; it.tw = img ? +img.getAttribute("width") : 1; it.tt = img ? +img.getAttribute("height") : 1;
     it.ph = tile ? tile.style.backgroundColor : ""; it.pu = tile ? (tile.style.backgroundImage.match(/url\("?([^")]*)"?\)/) || [])[1] : "";
     it.src = abs(it.src); it.pv = abs(it.pv); it.nx = abs(it.nx);
     (it.s || []).forEach(function (s) { s[1] = absSet(s[1]); });
