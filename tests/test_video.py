@@ -157,7 +157,7 @@ def test_the_build_log_counts_videos_as_videos(tmp_path):
     lines = build_site(src, site).stdout.splitlines()
     assert "processed 2 videos" in lines and "read 2 new or changed files" in lines
     assert next(line for line in lines if line.startswith("made ")) == (
-        "made 6 derivatives of 2 videos; rendered 5 pages, wrote 9 files; removed 0 stale files")
+        "made 6 derivatives of 2 videos; rendered 5 pages, wrote 11 files; removed 0 stale files")
     assert lines[-1].startswith("built 1 album, 0 photos, 2 videos, 0 skipped in ")
     make_jpeg(src / "c.jpg", size=(300, 200))
     lines = build_site(src, site).stdout.splitlines()
@@ -226,7 +226,7 @@ def test_chromium_plays_the_videos(tmp_path, formats):
                     assert shown[2].endswith(".webm")  # a modern source is preferred when offered
             # in the lightbox too
             page.goto(url)
-            page.click("li#clip a")
+            page.click("li#m-clip a")
             page.wait_for_selector(".lb video")
             page.evaluate("() => { const v = document.querySelector('.lb video'); v.muted = true; return v.play(); }")
             page.wait_for_function("() => document.querySelector('.lb video').readyState >= 2", timeout=20000)
