@@ -264,6 +264,7 @@ def _run(
         reporter.phase(f"Processing {kinds}", total=len(todo))
     tally = Tally(gallery, plan, cache, report, reporter)
     sink = DiskSink(str(output))
+    sink.defer_replacements = True  # a build stopped part-way leaves a site whose every link leads somewhere
     writer: PageWriter | None = None
     early = EarlyPages(gallery, todo, paced=pool.parallel, later=units)
     results = run_jobs(todo, pool)
@@ -293,6 +294,7 @@ def _run(
     renderer = writer.renderer
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
     render_pages(writer, listed, reporter, config)
+    writer.commit()  # the pages that replace the last build's, now that every new one is written
     del writer, listed
     write_extra_outputs(plugins, PluginGallery(renderer), sink, cache, output, damaged)  # the plugins' own files
 

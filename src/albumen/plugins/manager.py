@@ -296,6 +296,19 @@ def _options(name: str, obj: object, table: dict, folders: tuple[Path, Path | No
         return _INVALID
 
 
+def option_files(infos: Sequence[PluginInfo]) -> list[str]:
+    """The files the plugins' path options name (read when the config is loaded: their content is part of
+    the plugins' recipes), for a server to watch with the config."""
+    files = []
+    for info in infos:
+        options = info.options
+        for f in dataclasses.fields(options) if dataclasses.is_dataclass(options) else ():
+            value = getattr(options, f.name)
+            if f.metadata.get("kind") == "path" and isinstance(value, str) and value:
+                files.append(value)
+    return files
+
+
 def _outside(resolved: Path, folders: tuple[Path, Path | None]) -> str | None:
     """Why a path option declared inside=True may not be used: it leads (links followed, '..' taken)
     out of the config's folder and the photo folder. None when it may."""
