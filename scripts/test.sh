@@ -45,4 +45,6 @@ if ! ls "$ALBUMEN_TEST_DOWNLOADS"/sigal-2.6.1-*.whl >/dev/null 2>&1; then
   .venv/bin/python -m pip download -q --no-deps --only-binary=:all: sigal==2.6.1 -d "$ALBUMEN_TEST_DOWNLOADS" \
     || echo "could not download Sigal 2.6.1's wheel: the tests on its sigal.conf.py will skip"
 fi
-exec .venv/bin/python -m pytest -n 2 -p no:cacheprovider "$@"
+# loadgroup: the tests of a group run in one process, one after the other (test_cluster's share a
+# Dask scheduler and two workers); the others are spread as with the default 'load'
+exec .venv/bin/python -m pytest -n 2 --dist loadgroup -p no:cacheprovider "$@"

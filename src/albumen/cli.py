@@ -214,6 +214,10 @@ def main() -> None:
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Config file (default: ./{CONFIG_NAME} when present).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Make the images on a Dask cluster: 'tcp://HOST:8786' (an existing scheduler whose workers share "
+              "the photo folder and OUTPUT) or 'local:N' (N local worker processes). Overrides the 'scheduler' "
+              "setting; '' turns it off. See docs/CLUSTER.md.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when any file was skipped or any warning was given.")
 @click.option("--force", is_flag=True, help="Redo everything: every image and every page.")
 @click.option("--force-album", "force_albums", multiple=True, metavar="GLOB",
@@ -225,7 +229,8 @@ def main() -> None:
 @click.option("--each", "each_root", type=click.Path(file_okay=False, path_type=Path), metavar="ROOT",
               help="Build every top-level folder of ROOT as a gallery of its own, into OUTPUT/<folder>/ (see 'albumen watch').")
 @click.option("--url", "base_url", metavar="URL", help="With --each: each gallery's address is URL/<folder>/.")
-def build(source, output, config_path, jobs, strict, force, force_albums, wait, quiet, verbose, each_root, base_url) -> None:
+def build(source, output, config_path, jobs, scheduler, strict, force, force_albums, wait, quiet, verbose, each_root,
+          base_url) -> None:
     """Build the gallery from SOURCE (a folder of photos) into OUTPUT.
 
     \b
@@ -234,6 +239,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
       albumen build ~/Pictures -o ../site        # choose the output folder
       albumen build -c albumen.toml --strict     # source and output from the config; fail on any skip
       albumen build ~/Pictures --force-album 'Trips/2024*'   # redo some albums from scratch
+      albumen build /shared/photos -o /shared/site --scheduler tcp://head:8786   # on a Dask cluster
       albumen build --each /srv/photos -o /var/www/photos   # one gallery per folder of /srv/photos
 
     One build at a time writes an output folder: while another build or 'albumen serve' writes
@@ -267,7 +273,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
 
                 options = BuildOptions(
                     source=src, output=out, jobs=jobs or 0, strict=strict, force=force,
-                    force_albums=tuple(force_albums), wait=wait,
+                    force_albums=tuple(force_albums), wait=wait, scheduler=scheduler,
                 )
                 reporter = _reporter(verbosity)
                 if isinstance(reporter, RichReporter):
@@ -700,7 +706,11 @@ def set_meta(path: Path, assignments: tuple[str, ...], dry_run: bool) -> None:
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Config file (default: ./{CONFIG_NAME} when present).")
 @click.option("--rotate", metavar="ALBUM", help="Give ALBUM (its path relative to SOURCE) a new link; the old one stops working at the next build.")
-def links(source, output, config_path, rotate) -> None:
+@click.option("--each", "each_root", type=click.Path(file_okay=False, path_type=Path), metavar="ROOT",
+              help="The galleries of 'albumen build/watch --each ROOT' (each has links of its own); "
+              "--rotate then takes FOLDER/ALBUM.")
+@click.option("--url", "base_url", metavar="URL", help="With --each: the URL given to build or watch.")
+def links(source, output, config_path, rotate, each_root, base_url) -> None:
     """List the private albums of SOURCE with their links.
 
     An album is private when its index.md says 'private: true' or the config lists it in
@@ -711,7 +721,46 @@ def links(source, output, config_path, rotate) -> None:
     Examples:
       albumen links ~/Pictures
       albumen links ~/Pictures --rotate "Holidays/Family"
+      albumen links --each /srv/photos -o /var/www/photos --rotate "Alice/Family"
     """
+    if each_root is None and base_url is None:
+        try:
+            loaded, src, out = _locations(source, output, config_path, "links")
+        except AlbumenError as exc:
+            fail(exc)
+            return
+        _links_of(loaded, src, out, rotate)
+        return
+    from .host.sites import check_roots, find_galleries
+    from .process.plan import slugify
+    from .tokens import secret_namespace
+
+    _each_options("links", source, each_root, base_url, config_path)
+    try:
+        root, outroot = check_roots(each_root, output or Path("_build"))
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    folder, _, album = (rotate or "").partition("/")
+    found = find_galleries(root, outroot, base_url)
+    if rotate is not None and (not album or slugify(folder) not in found.sites):
+        fail(UsageError(f"{rotate!r} is not FOLDER/ALBUM of a gallery in {root}",
+                        hint="give the gallery's folder, then the album's path in it: 'Alice/Holidays/Family'"))
+    for site in found.sites.values():
+        if rotate is not None and site.name != slugify(folder):
+            continue
+        _say(f"{site.name} ({site.source}):")
+        with secret_namespace(site.name):
+            try:
+                loaded = site.load()
+            except AlbumenError as exc:
+                _say(f"error: {exc}", err=True)
+                continue
+            _links_of(loaded, site.source, site.output, album if rotate is not None else None)
+
+
+def _links_of(loaded, src: Path, out: Path, rotate: str | None) -> None:
+    """The private albums of one gallery and their links (albumen links)."""
     from .build import cache_location, check_home, check_paths
     from .cache import BuildCache
     from .config import album_path
@@ -729,7 +778,6 @@ def links(source, output, config_path, rotate) -> None:
     from .tokens import rotate as rotate_link
 
     try:
-        loaded, src, out = _locations(source, output, config_path, "links")
         src, out = check_paths(src, out)
         check_home(src, out)
         config = loaded.config

@@ -230,6 +230,19 @@ class Config:
         "per source and output in your user cache folder; the ALBUMEN_CACHE_DIR variable also sets it.",
         kind="path",
     )
+    scheduler: str = field(
+        default="",
+        # not in the config's repr (the build's fingerprint, the pages' keys): whichever executor makes
+        # them, the files are the same
+        repr=False,
+        metadata={
+            "doc": "Where image and video jobs run: '' (this machine's worker processes), 'local:N' (a Dask "
+            "LocalCluster of N worker processes) or a Dask scheduler's address, e.g. 'tcp://HOST:8786', whose "
+            "workers share the photo folder and the output at the same paths. --scheduler overrides it. "
+            "Needs albumen[dask]; see docs/CLUSTER.md.",
+            "kind": "scheduler",
+        },
+    )
     ignore: tuple[str, ...] = setting(
         [],
         "Glob patterns of files and folders to leave out, matched against names and paths relative to the source. "
