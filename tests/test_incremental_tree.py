@@ -133,3 +133,45 @@ def test_nothing_renders_when_only_another_folder_is_touched(tmp_path, isolated_
     result = build_site(src, site, "-c", str(conf), "-v")
     assert "nothing changed" not in result.stdout
     assert rendered(result.stdout) == set()
+
+
+def test_views_are_built_only_for_the_albums_a_change_reaches(tmp_path, isolated_cache, monkeypatch):
+    """An album whose input fingerprint (its folder's listing, as arranged, its cards' albums) is the
+    recorded one is listed from its record: none of its views is built. The changed photo's album is
+    built, and its parent, whose card of it may show another cover or count (and an album whose card
+    shows a cover from it); no other album."""
+    from albumen.render.pages import ViewBuilder
+
+    built: list[str] = []
+    real = ViewBuilder.album
+
+    def counting(self, uri, full=True):
+        if full:
+            built.append(uri)
+        return real(self, uri, full)
+
+    monkeypatch.setattr(ViewBuilder, "album", counting)
+    src = make_gallery(tmp_path / "photos")
+    conf = write_config(tmp_path, CONFIG)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    assert sorted(built) == ["", "City", "Home", "Trips", "Trips/Alps", "Trips/Beach"]
+    built.clear()
+    (src / "City" / "notes.txt").write_text("not a photo\n")  # City's listing changed, nothing it shows
+    build_site(src, site, "-c", str(conf))
+    assert sorted(built) == ["", "City"]
+    built.clear()
+    edit_caption(src)
+    build_site(src, site, "-c", str(conf))
+    assert sorted(built) == ["", "Trips", "Trips/Alps"]  # the home page's card of Trips has an Alps cover
+    built.clear()
+    delete(src)
+    result = build_site(src, site, "-c", str(conf), "-v")
+    assert sorted(built) == ["", "City"]
+    assert "city/city1/index.html" in rendered(result.stdout)
+    built.clear()
+    next(site.glob("home/home1/index.html")).unlink()  # a page of a kept album deleted from the output
+    move(src)
+    build_site(src, site, "-c", str(conf))
+    assert sorted(built) == ["", "City", "Home", "Trips", "Trips/Alps"]
+    assert (site / "home" / "home1" / "index.html").is_file()

@@ -50,6 +50,21 @@ class PageWriter:
         self.early: list[str] = []  # pages written before that (see EarlyPages), counted then
         self.offered: list = []
         self.held = 0  # media views held by the offered pages alone
+        renderer.page_ok = self.as_written
+
+    def as_written(self, album_uri: str | None, dest_uris: Iterable[str]) -> bool:
+        """Whether these pages of an album can be kept without rendering them: not forced, each in the
+        output as the last build left it (there, not changed since, not behind a link leading out)."""
+        if self.forced(album_uri):
+            return False
+        root = self.report.output
+        for dest_uri in dest_uris:
+            if dest_uri in self.damaged or self.sink.has(dest_uri):
+                return False
+            path = os.path.join(root, *dest_uri.split("/"))
+            if not os.path.exists(path) or self.leads_out(os.path.dirname(path)):
+                return False
+        return True
 
     def attach(self, reporter: Reporter) -> None:
         """Pages are shown from now on, those written early first: -v lists every page rendered."""
@@ -70,6 +85,8 @@ class PageWriter:
         self.cache.forget_claims()
 
     def _changed(self, task, recorded: str | None) -> bool:
+        if task.kept:  # listed from its album's record, checked then (see as_written)
+            return False
         if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
             return recorded != task.key  # (the key it was written with)
         path = os.path.join(self.report.output, *task.dest_uri.split("/"))
@@ -98,7 +115,10 @@ class PageWriter:
         unknown = {t.dest_uri for t in pending if t.dest_uri not in recorded}  # never written by a build here
         cache.mark_current(t.dest_uri for t in offered)
         del offered, recorded
+        albums = self.renderer.ctx.albums
         if not pending:
+            if albums is not None:
+                albums.commit()
             return
         cache.reserve_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
         failed: set[str] = set()  # pages a plugin failed: not written (the last build's file stays), tried again next time
@@ -122,6 +142,8 @@ class PageWriter:
         # after the page is written
         cache.set_page_keys([(t.dest_uri, t.key) for t in pending if t.dest_uri not in failed])
         self.report.pages_rendered += len(pending) - len(failed)
+        if albums is not None:
+            albums.commit(failed)  # the albums whose pages were all offered are now as listed
 
 
 class EarlyPages:
@@ -222,17 +244,22 @@ class EarlyPages:
 
 
 def make_renderer(
-    gallery: Gallery, plan: SitePlan, cache: BuildCache, config: Config, theme: Path | None, plugins: Any = None
+    gallery: Gallery, plan: SitePlan, cache: BuildCache, config: Config, theme: Path | None, plugins: Any = None,
+    folders: dict[str, str] | None = None,
 ) -> SiteRenderer:
     """The page renderer, its templates compiled. Views are built from the gallery when pages are listed.
 
-    Jinja and the page code are imported here, while the workers make images, not at start-up."""
+    folders: each listed folder's digest (see lastbuild.fingerprint); without them every album's
+    views are built to compare its pages' keys. Jinja and the page code are imported here, while the
+    workers make images, not at start-up."""
+    from .albumkeys import AlbumRecords
     from .pages import RenderContext, SiteRenderer
 
     renderer = SiteRenderer(
         RenderContext(
             gallery, plan, CachedPlaceholders(plan, cache), config, theme, digests=ViewDigests(cache),
-            compiled=cache.folder, plugins=plugins,
+            compiled=cache.folder, plugins=plugins, folders=folders,
+            albums=AlbumRecords(cache) if folders is not None else None,
         )
     )
     renderer.compile_templates()
@@ -292,6 +319,8 @@ def render_pages(writer: PageWriter, listed: Container[str], reporter: Reporter,
     for task in renderer.tasks(listed):  # album by album: views never all in memory at once
         writer.offer(task)
     writer.flush()
+    if renderer.ctx.albums is not None:
+        renderer.ctx.albums.finish()
     indexes = folder_index_pages(cache.folders_without_index(), config.pages.links)
     cache.reserve_outputs((p.dest_uri for p in indexes), current=True)
     for page in indexes:
