@@ -22,6 +22,15 @@ fi
 if ! command -v ffmpeg >/dev/null 2>&1; then
   apt_install --no-install-recommends ffmpeg
 fi
+# rsync for the deploy tests, and Ceph's RADOS Gateway: a real S3 server the deploy tests start on
+# loopback (../shared/s3/start_rgw.sh); without them those tests skip, saying why
+if ! command -v rsync >/dev/null 2>&1; then
+  apt_install --no-install-recommends rsync || echo "could not install rsync: the rsync deploy tests will skip"
+fi
+if ! command -v radosgw >/dev/null 2>&1 || ! command -v ceph-mon >/dev/null 2>&1 || ! command -v ceph-osd >/dev/null 2>&1; then
+  apt_install --no-install-recommends radosgw ceph-mon ceph-osd \
+    || echo "could not install Ceph's radosgw, ceph-mon and ceph-osd: the S3 deploy tests will skip"
+fi
 
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv

@@ -262,3 +262,52 @@ def test_a_description_links_from_the_page_that_shows_it():
                          'loading="lazy" decoding="async"> <a href="#x">x</a> n</p>')
     assert str(text.render(lambda target: "https://x.org/" + target)).startswith('<p><a href="https://x.org/trip/b/">')
     assert not RichText(("",)) and text
+
+
+def _levels(fragment) -> list[int]:
+    return [int(h.name[1]) for h in fragment.find_all(re.compile(r"^h[1-6]$"))]
+
+
+def _skips(levels: list[int]) -> list[int]:
+    """The positions of headings more than one level below the heading before them (the page's h1 first)."""
+    return [i for i, (before, level) in enumerate(zip([0, *levels], levels, strict=False)) if level > before + 1]
+
+
+def test_sidecar_headings_never_skip_a_level_after_the_pages_own(tmp_path):
+    src = tmp_path / "p"
+    make_jpeg(src / "Trip" / "a.jpg", date="2024:07:01 10:00:00")
+    make_jpeg(src / "Trip" / "b.jpg", date="2024:07:02 10:00:00")
+    (src / "Trip" / "index.md").write_text(
+        "Title: Trip\n\n### Where\n\nThe coast.\n\n##### Detail\n\nx\n\n# Top again\n\n## Under it\n\n"
+        "<h4>as HTML</h4>\n")
+    (src / "Trip" / "a.md").write_text("Title: A\n\n### Notes\n\n###### Deep\n\n<h2 title='t'>two</h2>\n")
+    site = tmp_path / "site"
+    build_site(src, site)
+    album = soup(site / "trip" / "index.html")
+    description = album.select_one(".album-header .description")
+    assert _levels(description) == [2, 3, 2, 3, 4]  # ###, #####, #, ##, <h4>
+    assert [h.get_text() for h in description.find_all(re.compile("^h"))] == [
+        "Where", "Detail", "Top again", "Under it", "as HTML"]
+    assert _levels(album)[0] == 1 and _skips(_levels(album)) == []
+    photo = soup(site / "trip" / "a" / "index.html")
+    assert _levels(photo.select_one(".photo-caption .description")) == [2, 3, 2]
+    assert _levels(photo)[0] == 1 and _skips(_levels(photo)) == []
+    # the viewer: the description follows the photo's title, an h2 under the page's h1
+    items = json.loads(album.select_one("#albumen-items").string)
+    shown = BeautifulSoup(next(item["d"] for item in items if item["t"] == "A"), "html.parser")
+    assert _levels(shown) == [3, 4, 3]
+    assert _skips([1, 2, *_levels(shown)]) == []
+    assert _skips([1, 2, 3, 6]) == [3]  # the check itself
+
+
+def test_headings_are_renumbered_in_document_order():
+    text = resolve_description("<h3>a</h3><p>x</p><h5>b</h5><h1>c</h1><h2>d</h2><h6>e</h6><h4>f</h4>",
+                               "", "directory", lambda ref: None, lambda ref: None)
+    assert str(text) == "<h2>a</h2><p>x</p><h3>b</h3><h2>c</h2><h3>d</h3><h4>e</h4><h4>f</h4>"
+    assert str(text.render(str, depth=1)) == "<h3>a</h3><p>x</p><h4>b</h4><h3>c</h3><h4>d</h4><h5>e</h5><h5>f</h5>"
+    deep = resolve_description("<h1>1</h1><h2>2</h2><h3>3</h3><h4>4</h4><h5>5</h5><h6>6</h6>", "", "directory",
+                               lambda ref: None, lambda ref: None)
+    assert str(deep.render(str, depth=1)) == "<h3>1</h3><h4>2</h4><h5>3</h5><h6>4</h6><h6>5</h6><h6>6</h6>"
+    # text that reads like a tag stays text
+    assert str(resolve_description("<h3>&lt;h1&gt;</h3>", "", "directory", lambda r: None, lambda r: None)) == (
+        "<h2>&lt;h1&gt;</h2>")

@@ -871,7 +871,8 @@ def test_a_derivative_made_alone_has_the_bytes_of_a_whole_build(tmp_path, isolat
     assert len(first) == (5 if heic.is_file() else 4)
     made = {slug: sorted(outputs(site, slug).values()) for slug in ("big", "turned", "alpha", "anim", "spring")
             if (site / slug).is_dir()}
-    assert len(made["big"]) == 5 and len(made["anim"]) == 3  # thumbnail, 240 and 600 px in JPEG and WebP
+    # the thumbnail, 240 and 600 px, each in JPEG and WebP; the animation's thumbnails and its GIF and WebP
+    assert len(made["big"]) == 6 and len(made["anim"]) == 4
     for n in range(max(len(files) for files in made.values())):
         for files in made.values():  # one derivative of each photo: each photo's job makes it alone
             if n < len(files):

@@ -199,7 +199,8 @@ def test_sigal_template_with_every_setting_given(tmp_path):
     assert result.exit_code == 0, result.output
     assert "not a setting of Sigal" not in result.output
     data = tomllib.loads(toml.read_text(encoding="utf-8"))
-    assert data[PLUGINS_KEY] == ["adjust", "compress", "copyright"]
+    assert data[PLUGINS_KEY] == ["adjust", "compress", "copyright", "documents"]
+    assert data[PLUGIN_TABLE]["documents"] == {"extensions": ["pdf"]}  # Sigal's nonmedia_files
     assert data[PLUGIN_TABLE]["adjust"] == {"color": 1.0, "brightness": 1.0, "contrast": 1.0, "sharpness": 1.0}
     assert data[PLUGIN_TABLE]["compress"] == {"formats": ["gzip"], "extensions": ["htm", "html", "css", "js", "svg"]}
     assert data[PLUGIN_TABLE]["copyright"]["text"] == "© An example copyright message"
@@ -258,7 +259,7 @@ plugins = [
     "sigal.plugins.encrypt",
     "myplugins.exif_badge",
 ]
-watermark = "marks/mark.png"
+watermark = "../Pictures/Published/.marks/mark.png"
 watermark_position = (1800, 1300)
 watermark_opacity = 0.4
 copyright = "© Jeanne Martin"
@@ -286,8 +287,9 @@ def test_a_photographers_config(tmp_path):
     """Settings and plugins carried over, paths rewritten against the new file (written in another
     folder than sigal.conf.py), conversions explained, losses listed, and the file loads."""
     sigal_dir = tmp_path / "sigal"
-    (sigal_dir / "marks").mkdir(parents=True)
-    Image.new("RGBA", (205, 50)).save(sigal_dir / "marks" / "mark.png")
+    sigal_dir.mkdir()
+    (tmp_path / "Pictures" / "Published" / ".marks").mkdir(parents=True)  # hidden in the photo folder
+    Image.new("RGBA", (205, 50)).save(tmp_path / "Pictures" / "Published" / ".marks" / "mark.png")
     (sigal_dir / "sigal.conf.py").write_text(PHOTOGRAPHER, encoding="utf-8")
     toml = tmp_path / "albumen" / "albumen.toml"
     result = run_cli("import-sigal", str(sigal_dir / "sigal.conf.py"), "-o", str(toml))
@@ -310,7 +312,7 @@ def test_a_photographers_config(tmp_path):
         "pages": {"links": "index.html", "slugs": "original"},
         "feeds": {"items": 20},
         PLUGIN_TABLE: {
-            "watermark": {"image": p("..", "sigal", "marks", "mark.png"), "position": "bottom-right", "scale": 0.1,
+            "watermark": {"image": p("..", "Pictures", "Published", ".marks", "mark.png"), "position": "bottom-right", "scale": 0.1,
                           "opacity": 0.4},
             "copyright": {"text": "© Jeanne Martin", "size": 0.0176, "color": "#ffffff", "opacity": 1.0,
                           "position": "bottom-left"},
@@ -331,7 +333,9 @@ def test_a_photographers_config(tmp_path):
     assert "hunter2" not in text and "hunter2" not in result.output
     assert "# sigal.conf.py line 7: img_size = (2048, 1365)\n" in text
     assert "the nearest corner of an image 2048x1365 (img_size) is bottom-right" in flat
-    assert "24/1365 of the height" in flat  # the copyright's size in pixels, converted
+    assert "24/1365 of the shorter side" in flat  # the copyright's size in pixels, converted
+    assert "Albumen marks the thumbnails only with thumbnails = true" in flat
+    assert "It is in the photo folder" not in flat  # (hidden there: not published)
     lost = reported(result.output)
     assert lost["plugin sigal.plugins.encrypt"] == (
         "use private albums, or password albums when they land (its password is not copied)")
@@ -438,3 +442,106 @@ def test_docs_cover_every_sigal_setting_and_plugin():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "SIGAL.md").read_text(encoding="utf-8")
     missing = [name for name in [*SIGAL_DEFAULTS, *PLUGINS] if f"`{name}`" not in doc]
     assert missing == []
+
+
+ARCHIVES = '''\
+source = "pictures"
+plugins = ["sigal.plugins.zip_gallery", "sigal.plugins.titleregexp", "sigal.plugins.compress_assets"]
+zip_gallery = "{album.name}.zip"
+zip_media_format = "resized"
+titleregexp = {"regexp": [{"search": r"^[0-9-]+ (.*)$", "replace": r"\\1", "count": 1}], "substitute": [["_", " "]]}
+compress_assets_options = {"method": "brotli", "suffixes": ["html", "css"]}
+'''
+
+
+def test_zip_gallery_titleregexp_and_compress_assets_become_albumens_plugins_and_build(tmp_path):
+    """Sigal's zip_gallery, titleregexp and compress_assets are carried over to the bundled zip, titles and
+    compress plugins, and a build with the imported file does what Sigal's did: an archive per album, the
+    albums' titles rewritten (not the photos'), Brotli copies of the pages and the CSS only."""
+    import brotli
+
+    from conftest import make_jpeg, soup
+
+    make_jpeg(tmp_path / "pictures" / "2024-07-02 Zermatt_walk" / "a.jpg", size=(200, 150))
+    (tmp_path / "pictures" / "2024-07-02 Zermatt_walk" / "a.md").write_text("title: 2024-07-02 snow_field\n")
+    result, toml = import_conf(tmp_path, ARCHIVES)
+    assert result.exit_code == 0, result.output
+    data = tomllib.loads(toml.read_text(encoding="utf-8"))
+    assert data[PLUGINS_KEY] == ["zip", "titles", "compress"]
+    assert data[PLUGIN_TABLE] == {
+        "zip": {"source": "largest"},
+        "titles": {"rules": [
+            {"pattern": "^[0-9-]+ (.*)$", "replace": "\\1", "count": 1, "albums": True, "media": False},
+            {"pattern": "_", "replace": " ", "count": 0, "albums": True, "media": False},
+        ]},
+        "compress": {"formats": ["brotli"], "extensions": ["html", "css"]},
+    }
+    built = run_cli("build", "-c", str(toml), "-o", str(tmp_path / "site"), "-j", "1")
+    assert built.exit_code == 0, built.output
+    site = tmp_path / "site"
+    album = next(p for p in site.iterdir() if p.name.startswith("2024"))
+    assert soup(album / "index.html").select_one("h1").get_text() == "Zermatt walk"
+    assert soup(album / "a" / "index.html").select_one("title").get_text().startswith("2024-07-02 snow_field")
+    with zipfile.ZipFile(album / "album.zip") as archive:
+        assert archive.namelist() == ["a.jpg"]
+    assert brotli.decompress((album / "index.html.br").read_bytes()) == (album / "index.html").read_bytes()
+    assert (site / "static" / "albumen.css.br").is_file() and not (site / "static" / "albumen.js.br").exists()
+    assert not list(site.rglob("*.gz"))
+
+
+def test_watermark_copyright_and_adjust_are_carried_over_as_albumen_checks_them(tmp_path):
+    """A mark beside the new file is carried over as it is; one that Albumen's watermark would refuse
+    (outside the file's folder and the photo folder, or not a PNG) drops the plugin, saying how to
+    bring it back, and the rest of the file is still written; a mark in the photo folder that is not
+    hidden is written with a note (it would be published); braces in Sigal's copyright text are doubled,
+    a font that is not there is reported, and one named among the system's fonts is found."""
+    plugins = 'plugins = ["sigal.plugins.watermark", "sigal.plugins.copyright", "sigal.plugins.adjust"]\n'
+    Image.new("RGBA", (64, 32)).save(tmp_path / "mark.png")
+    result, toml = import_conf(tmp_path, plugins + 'watermark = "mark.png"\nwatermark_position = "tile"\n'
+                               'copyright = "{c} Ann"\ncopyright_text_font = "no-such-font.ttf"\n'
+                               'adjust_options = {"brightness": 0.9, "sharpness": 1.5}\n')
+    assert result.exit_code == 0, result.output
+    data = tomllib.loads(toml.read_text(encoding="utf-8"))
+    assert data[PLUGINS_KEY] == ["watermark", "copyright", "adjust"]
+    assert data[PLUGIN_TABLE]["watermark"] == {"image": "mark.png", "position": "tile", "scale": 0.1, "opacity": 1.0}
+    assert data[PLUGIN_TABLE]["copyright"]["text"] == "{{c}} Ann"
+    assert data[PLUGIN_TABLE]["adjust"] == {"brightness": 0.9, "sharpness": 1.5}
+    assert reported(result.output)["copyright_text_font"].startswith("'no-such-font.ttf': no such font file here")
+    config = albumen_loads(toml)
+    assert [info.name for info in config.loaded_plugins] == ["watermark", "copyright", "adjust"]
+
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    Image.new("RGBA", (64, 32)).save(outside / "mark.png")
+    (tmp_path / "new").mkdir()
+    conf = tmp_path / "sigal.conf.py"
+    conf.write_text(plugins + 'watermark = "elsewhere/mark.png"\ncopyright = "(c) Ann"\n', encoding="utf-8")
+    result = run_cli("import-sigal", str(conf), "-o", str(tmp_path / "new" / "albumen.toml"))
+    assert result.exit_code == 0, result.output
+    data = tomllib.loads((tmp_path / "new" / "albumen.toml").read_text(encoding="utf-8"))
+    assert data[PLUGINS_KEY] == ["copyright"]
+    assert reported(result.output)["plugin sigal.plugins.watermark"] == (
+        f"the watermark {outside / 'mark.png'} is outside the folder of albumen.toml ({tmp_path / 'new'}) and the "
+        "photo folder, where Albumen's watermark must be: copy it beside albumen.toml, then add \"watermark\" to "
+        "plugins and [plugin.watermark] image = \"mark.png\" (docs/PLUGINS.md); its position and opacity are not "
+        "carried over either")
+
+    Image.new("RGB", (64, 32)).save(tmp_path / "mark.jpg")
+    result, toml = import_conf(tmp_path, plugins + 'watermark = "mark.jpg"\n', "--force")
+    assert result.exit_code == 0, result.output
+    assert reported(result.output)["plugin sigal.plugins.watermark"].startswith(
+        f"the watermark {tmp_path / 'mark.jpg'} is a JPEG image, not a PNG: Albumen's watermark plugin lays a PNG")
+
+    (tmp_path / "pictures").mkdir()
+    Image.new("RGBA", (64, 32)).save(tmp_path / "pictures" / "logo.png")
+    result, toml = import_conf(tmp_path, plugins + 'source = "pictures"\nwatermark = "pictures/logo.png"\n', "--force")
+    assert result.exit_code == 0, result.output
+    text = toml.read_text(encoding="utf-8").replace("\n# ", " ")
+    assert "It is in the photo folder: Albumen publishes it as a photo unless it is hidden" in text
+    albumen_loads(toml)
+
+    system = next(Path("/usr/share/fonts").rglob("DejaVuSerif.ttf"), None) if Path("/usr/share/fonts").is_dir() else None
+    if system is not None:  # (a font named as Sigal let Pillow find it)
+        result, toml = import_conf(tmp_path, plugins + 'copyright = "(c) Ann"\ncopyright_text_font = "DejaVuSerif.ttf"\n',
+                                   "--force")
+        assert tomllib.loads(toml.read_text(encoding="utf-8"))[PLUGIN_TABLE]["copyright"]["font"] == str(system)

@@ -40,8 +40,9 @@ from .process.specs import VideoJob
 from .render.hooks import PluginGallery, template_dirs
 from .render.writer import EarlyPages, PageWriter, make_renderer, render_pages
 from .report import BuildReport, QuietReporter, Reporter, plural, some
-from .scan import WalkReport, check_private, scan_source, walk_source
+from .scan import WalkReport, check_private, password_albums, scan_source, walk_source
 from .scan.arrange import is_published
+from .seal.keys import load_units
 from .tokens import albumen_home, marked_private, private_links
 from .write import DiskSink, outputs_not_as_written
 from .write.extra import write_extra_outputs
@@ -207,6 +208,7 @@ def _run(
     listings = list(walk_source(str(source), config.ignore, walk_report))
     config_path = str(loaded.path) if loaded.path else None
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
+    private |= password_albums(listings, config, report.warnings)  # password albums are private (see seal)
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     plugins = _plugins(config)  # each stage calls the hooks of the work it owns
     folders: dict[str, str] = {}  # each folder's own digest: album fingerprints start from it (render.albumkeys)
@@ -235,8 +237,9 @@ def _run(
         private=private, plugins=plugins,
     )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
-    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report),
-                     _video_encoder(gallery, ffmpeg), plugins)
+    links = private_links(gallery, config, report)
+    units = load_units(gallery, config, links, report.warnings)  # password albums' keys (see seal)
+    plan = plan_site(gallery, config, str(output), str(source), links, _video_encoder(gallery, ffmpeg), plugins, units)
     leftovers, reported = public_leftovers(
         output, cache, ((uri, public_dir(uri, config.pages.slugs)) for uri in marked_private(gallery))
     )
@@ -262,14 +265,16 @@ def _run(
         reporter.phase(f"Processing {kinds}", total=len(todo))
     tally = Tally(gallery, plan, cache, report, reporter)
     sink = DiskSink(str(output))
+    sink.defer_replacements = True  # a build stopped part-way leaves a site whose every link leads somewhere
     writer: PageWriter | None = None
-    early = EarlyPages(gallery, todo, paced=pool.parallel)
+    early = EarlyPages(gallery, todo, paced=pool.parallel, later=units)
     results = run_jobs(todo, pool)
     del todo  # each job is let go once made (see run_jobs): a big library's jobs do not all stay
     for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
             writer = early.writer = PageWriter(
-                make_renderer(gallery, plan, cache, config, theme, plugins, folders), sink, cache, report, forced, damaged
+                make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders), sink, cache, report,
+                forced, damaged,
             )
         if not tally.take(result):
             early.stop()
@@ -286,11 +291,13 @@ def _run(
     # -- pages ------------------------------------------------------------------
     # views read the gallery as it is now
     writer = writer or PageWriter(
-        make_renderer(gallery, plan, cache, config, theme, plugins, folders), sink, cache, report, forced, damaged
+        make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders), sink, cache, report, forced,
+        damaged,
     )
     renderer = writer.renderer
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
     render_pages(writer, listed, reporter, config)
+    writer.commit()  # the pages that replace the last build's, now that every new one is written
     del writer, listed
     write_extra_outputs(plugins, PluginGallery(renderer), sink, cache, output, damaged)  # the plugins' own files
 

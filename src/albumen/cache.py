@@ -276,6 +276,10 @@ class BuildCache(ScanCache):
         if rows:
             self._transaction("INSERT OR REPLACE INTO albums VALUES (?, ?, ?)", rows)
 
+    def settle_albums(self, prefix: str) -> None:
+        """Records written pending (their keys start with prefix) hold from now on."""
+        self.db.execute("UPDATE albums SET key = substr(key, ?) WHERE key LIKE ? || '%'", (len(prefix) + 1, prefix))
+
     def keep_albums(self, album_uris: Iterable[str]) -> None:
         """Forget the records of albums not listed by this build (an album can have many thousand
         of them: worked out in SQLite)."""

@@ -128,7 +128,9 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
         from ..plugins.manager import load_plugins
 
         base_dir = Path(path).resolve().parent if path else Path.cwd()
-        names, loaded_plugins, more = load_plugins(data.get("plugins", []), data.get("plugin", {}), base_dir)
+        source = data.get("source")
+        source_dir = (base_dir / Path(source).expanduser()).resolve() if isinstance(source, str) and source else None
+        names, loaded_plugins, more = load_plugins(data.get("plugins", []), data.get("plugin", {}), base_dir, source_dir)
         problems += more
         top_values["plugins"] = names
     if problems:
@@ -191,6 +193,10 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
         value = _check_kind(key, rules.get("kind"), value, problems)
     elif rules.get("kind") == "rotations":
         return _check_rotations(key, value, problems)
+    elif rules.get("kind") == "passwords":
+        return _check_passwords(key, value, problems)
+    elif rules.get("kind") == "tables":
+        return _check_tables(key, rules["item"], value, problems)
     elif isinstance(default, tuple):
         item_type = int if "int" in str(f.type) else str
         if not isinstance(value, list):
@@ -245,6 +251,55 @@ def _check_rotations(key: str, value: Any, problems: list[str]) -> Any:
         else:
             out.append((album_path(album), count))
     return tuple(sorted(out)) if len(out) == len(value) else _INVALID
+
+
+def _check_passwords(key: str, value: Any, problems: list[str]) -> Any:
+    """A table of album path -> password (never repeated in a message)."""
+    if not isinstance(value, dict):
+        problems.append(f'{key}: expected a table such as [passwords] "Holidays/Family" = "...", got {_describe(value)}'
+                        if not isinstance(value, str) else f"{key}: expected a table of album paths and passwords")
+        return _INVALID
+    out = []
+    for album, password in value.items():
+        if _bad_folder(album):
+            problems.append(f"{key}: {album!r} must be a folder path inside the photo folder, relative to it")
+        elif not isinstance(password, str) or not password:
+            problems.append(f"{key}.{album}: expected the password as a non-empty string")
+        else:
+            out.append((album_path(album), password))
+    return tuple(sorted(out)) if len(out) == len(value) else _INVALID
+
+
+def _check_tables(key: str, item: type, value: Any, problems: list[str]) -> Any:
+    """A list of tables (a plugin's rules, say), each checked against `item`, a frozen dataclass of
+    settings: a tuple of its instances. Tables are numbered from 1 in messages ('rules[1].pattern');
+    what item's __post_init__ raises names its key when it starts with 'KEY: '."""
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        problems.append(f"{key}: expected a list of tables ([{{ ... }}, ...]), got {_describe(value)}")
+        return _INVALID
+    known = {f.name: f for f in fields(item)}
+    before = len(problems)
+    out = []
+    for number, table in enumerate(value, start=1):
+        where = f"{key}[{number}]"
+        mine = len(problems)
+        values = {}
+        for sub, subvalue in table.items():
+            if sub not in known:
+                problems.append(_unknown(f"{where}.{sub}", [f"{where}.{k}" for k in known]))
+                continue
+            checked = _check(f"{where}.{sub}", known[sub], subvalue, problems)
+            if checked is not _INVALID:
+                values[sub] = checked
+        problems.extend(f"{where}.{k}: required" for k, f in known.items() if f.metadata.get("required") and k not in table)
+        if len(problems) > mine:
+            continue
+        try:
+            out.append(item(**values))
+        except (ValueError, TypeError) as exc:
+            head, sep, rest = str(exc).partition(": ")
+            problems.append(f"{where}.{head}: {rest}" if sep and head in known else f"{where}: {exc}")
+    return tuple(out) if len(problems) == before else _INVALID
 
 
 def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> str:

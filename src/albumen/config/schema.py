@@ -54,7 +54,8 @@ class ImagesConfig:
     avif_quality: int = setting(55, "AVIF quality, 1-100 (used when 'avif' is in formats).", min=1, max=100)
     formats: tuple[str, ...] = setting(
         ["jpeg"],
-        "Output formats. JPEG is always made as the fallback; 'webp' and 'avif' add modern sources.",
+        "Output formats. JPEG is always made as the fallback; 'webp' and 'avif' add modern sources (photos, "
+        "thumbnails and album covers).",
         item_choices=("jpeg", "webp", "avif"),
     )
     progressive: bool = setting(
@@ -210,6 +211,18 @@ class Config:
         "every machine building the site (CI with ALBUMEN_SECRET too) publishes the current link. "
         "'albumen links --rotate' prints the line to put here.",
         kind="rotations",
+    )
+    passwords: tuple[tuple[str, str], ...] = field(
+        default=(),
+        repr=False,  # never in the pages' keys or the build's fingerprint (see seal.keys.passwords_fingerprint)
+        metadata={
+            "doc": "Password albums, end-to-end encrypted: a table of album path -> password, e.g. "
+            "[passwords] \"Holidays/Family\" = \"correct horse battery staple\". Such an album is private, and "
+            "every file of it is encrypted; visitors type the password in the browser. An entry that names no album "
+            "stops the build. ALBUMEN_PASSWORD_<ALBUM_PATH> variables and 'password:' in index.md work too. "
+            "See docs/PASSWORDS.md.",
+            "kind": "passwords",
+        },
     )
     cache_dir: str = setting(
         "",

@@ -115,10 +115,7 @@ PLUGINS: dict[str, PluginMap] = {
     "sigal.plugins.encrypt": PluginMap(
         ("encrypt_options",), lost="use private albums, or password albums when they land (its password is not copied)",
     ),
-    "sigal.plugins.nonmedia_files": PluginMap(
-        ("nonmedia_files_options",), lost="Albumen publishes photos and videos only; other files are counted and "
-        "left out",
-    ),
+    "sigal.plugins.nonmedia_files": PluginMap(("nonmedia_files_options",), "documents", _same("extensions")),
 }
 _PLUGIN_OF = {setting: module for module, plugin in PLUGINS.items() for setting in plugin.settings}
 
@@ -780,10 +777,20 @@ def _watermark(ctx: _Importer, p: _Plugin) -> bool:
         if not ctx.unknown("watermark"):
             ctx.plugin_left("sigal.plugins.watermark", "enabled without a watermark image: Sigal added none", lost=True)
         return False
-    path = ctx.path(image)
-    p.option("image", path, "watermark", f"Sigal reads it relative to {ctx.conf_name}; here it is relative to this file")
+    absolute = Path(ctx.conf_dir, os.path.expanduser(image)).resolve()
+    problem = _mark_problem(ctx, absolute)
+    if problem:
+        ctx.plugin_left("sigal.plugins.watermark", problem + "; its position and opacity are not carried over either",
+                        lost=True)
+        return False
+    note = f"Sigal reads it relative to {ctx.conf_name}; here it is relative to this file. {_MARKED_THUMBNAILS}"
+    if ctx.out.source is not None and _inside(absolute, ctx.out.source) and not any(
+            part.startswith(".") for part in absolute.relative_to(ctx.out.source.resolve()).parts):
+        note += (" It is in the photo folder: Albumen publishes it as a photo unless it is hidden (a name starting "
+                 "with '.') or ignored (ignore = [...])")
+    p.option("image", ctx.path(image), "watermark", note)
     long, short = ctx.display_size()
-    mark = _image_width(Path(ctx.conf_dir, os.path.expanduser(image)))  # (the new file's folder may not exist yet)
+    mark = _image_width(absolute)  # (the new file's folder may not exist yet)
     scale_note = (f"the mark is {mark} px wide on images {long} px wide (img_size): Albumen scales it with each image, "
                   "Sigal pasted it at its own size") if mark else ""
     if not ctx.unknown("watermark_position"):
@@ -826,24 +833,25 @@ def _copyright(ctx: _Importer, p: _Plugin) -> bool:
         if not ctx.unknown("copyright"):
             ctx.plugin_left("sigal.plugins.copyright", "enabled without copyright text: Sigal wrote none", lost=True)
         return False
-    p.option("text", text, "copyright")
+    braces = "{" in text or "}" in text
+    p.option("text", text.replace("{", "{{").replace("}", "}}"), "copyright",
+             ("Albumen fills in fields written in braces ({author}, {year}...): Sigal's braces are doubled to stay "
+              "as they are. " if braces else "") + _MARKED_THUMBNAILS)
     long, short = ctx.display_size()
     font = ctx.value("copyright_text_font") if not ctx.unknown("copyright_text_font") else None
     if isinstance(font, str) and font:
-        if os.path.isabs(font):
-            p.option("font", font, "copyright_text_font")
-        elif os.sep in font or "/" in font or (ctx.conf_dir / font).exists():
-            p.option("font", ctx.path(font), "copyright_text_font",
-                     f"Sigal looked for it from the folder sigal ran in; taken here as relative to {ctx.conf_name}",
-                     approximate=True)
+        found, note = _font_file(ctx, font)
+        if found:
+            p.option("font", found, "copyright_text_font", note, approximate=bool(note))
         else:
-            p.option("font", font, "copyright_text_font", "a font's name, looked for among the system's fonts")
+            ctx.lose("copyright_text_font", f"{font!r}: {note}; Sigal then drew with Pillow's small default font, "
+                     "Albumen draws with DejaVu Sans (bundled): give font = \"a font file\" for another")
     elif font not in (None, ""):
         ctx.lose("copyright_text_font", f"not a font file or name ({_shown(font)})")
     if not ctx.unknown("copyright_text_font_size"):
         pixels = ctx.value("copyright_text_font_size")
         if _number(pixels) and pixels > 0:
-            note = (f"Sigal's {pixels} px text on images {short} px high (img_size): {pixels}/{short} of the height; "
+            note = (f"Sigal's {pixels} px text on images {short} px high (img_size): {pixels}/{short} of the shorter side; "
                     "Sigal's text had that size in pixels on every image")
             if not font:
                 note += " (without a font Sigal used Pillow's default one, of about that size)"
@@ -869,6 +877,56 @@ def _copyright(ctx: _Importer, p: _Plugin) -> bool:
         else:
             ctx.lose("copyright_text_position", f"not a (left, top) position ({_shown(position)})")
     return True
+
+
+_MARKED_THUMBNAILS = ("Sigal made the thumbnails from the marked images; Albumen marks the thumbnails only with "
+                      "thumbnails = true")
+_FONT_FOLDERS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts", "/Library/Fonts",
+                 "/System/Library/Fonts", "~/Library/Fonts", os.path.join(os.environ.get("WINDIR", "C:\\Windows"), "Fonts"))
+
+
+def _mark_problem(ctx: _Importer, absolute: Path) -> str | None:
+    """Why Albumen's watermark plugin would refuse Sigal's mark, or None: it must be a PNG in the folder of
+    albumen.toml or in the photo folder (checked when the config is loaded)."""
+    from ..plugins.bundled.watermark import image_problem
+
+    if not absolute.is_file():
+        return f"the watermark {absolute} is not there (Albumen reads it when the config is loaded)"
+    problem = image_problem(str(absolute))
+    if problem:
+        return f"the watermark {problem}: Albumen's watermark plugin lays a PNG over the images (convert it)"
+    if _inside(absolute, ctx.toml_dir) or (ctx.out.source is not None and _inside(absolute, ctx.out.source)):
+        return None
+    return (f"the watermark {absolute} is outside the folder of albumen.toml ({ctx.toml_dir}) and the photo folder, "
+            f"where Albumen's watermark must be: copy it beside albumen.toml, then add \"watermark\" to plugins and "
+            f"[plugin.watermark] image = \"{absolute.name}\" (docs/PLUGINS.md)")
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    root = folder.resolve()
+    return path == root or root in path.parents
+
+
+def _font_file(ctx: _Importer, font: str) -> tuple[str | None, str]:
+    """(the font file for albumen.toml, a note) or (None, why not). Sigal gave the name to Pillow, which
+    takes a path (from the folder sigal ran in) or a font file's name, looked for among the system's fonts."""
+    from ..plugins.bundled.copyright import font_problem
+
+    expanded = os.path.expanduser(font)
+    candidates = [(Path(expanded), "")] if os.path.isabs(expanded) else [
+        (Path(ctx.conf_dir, expanded), f"Sigal looked for it from the folder sigal ran in; taken here as relative to "
+                                       f"{ctx.conf_name}")]
+    if not os.path.isabs(expanded) and os.sep not in font and "/" not in font:
+        names = {font.lower(), *((font.lower() + ext) for ext in (".ttf", ".otf") if "." not in font)}
+        for folder in _FONT_FOLDERS:
+            for dirpath, _, files in os.walk(os.path.expanduser(folder)):
+                for name in files:
+                    if name.lower() in names:
+                        candidates.append((Path(dirpath, name), "a font's name, found among this machine's fonts"))
+    for path, note in candidates:
+        if path.is_file() and not font_problem(str(path)):
+            return (str(path) if note.startswith("a font's name") or not note else ctx.path(font)), note
+    return None, "no such font file here"
 
 
 def _adjust(ctx: _Importer, p: _Plugin) -> bool:
@@ -926,7 +984,7 @@ def _compress(ctx: _Importer, p: _Plugin) -> bool:
         ctx.plugin_left("sigal.plugins.compress_assets", f"no such method {_shown(method)}: Sigal compressed nothing", lost=True)
         return False
     p.option("formats", [formats], "compress_assets_options",
-             "zopfli made smaller gzip files; Albumen's are plain gzip" if method == "zopfli" else "")
+             "Albumen makes its .gz files with zopfli too (zopfli = false: gzip -9)" if method == "zopfli" else "")
     suffixes = options.get("suffixes", defaults["suffixes"])
     if isinstance(suffixes, (list, tuple)) and all(isinstance(s, str) for s in suffixes):
         p.option("extensions", [s.lstrip(".") for s in suffixes], "compress_assets_options",
@@ -990,6 +1048,17 @@ def _titles(ctx: _Importer, p: _Plugin) -> bool:
     return True
 
 
+def _documents(ctx: _Importer, p: _Plugin) -> bool:
+    """Sigal listed every file of an album that is not a photo or a video (less ignore_ext), each with a
+    tile showing its extension; Albumen's documents plugin shows the extensions it is given, PDFs with a
+    picture of their first page."""
+    p.option("extensions", ["pdf"], "plugins", "Sigal showed every file that is not a photo or a video (less "
+             "ignore_ext); Albumen shows the extensions listed here: add those your albums hold", approximate=True)
+    if ctx.given("nonmedia_files_options") is not None and not ctx.unknown("nonmedia_files_options"):
+        ctx.skip("nonmedia_files_options", "Albumen draws documents' tiles itself (a PDF's first page, or the file's type)")
+    return True
+
+
 def _feeds(ctx: _Importer) -> None:
     """Sigal's feeds plugin gives the site's address (its feed_url without the file name) and the number of
     entries; Albumen always writes both an Atom and an RSS feed, named feed.xml and rss.xml."""
@@ -1031,6 +1100,7 @@ _PLUGIN_MAPPERS: dict[str, Callable[[_Importer, _Plugin], bool]] = {
     "sigal.plugins.adjust": _adjust,
     "sigal.plugins.compress_assets": _compress,
     "sigal.plugins.copyright": _copyright,
+    "sigal.plugins.nonmedia_files": _documents,
     "sigal.plugins.titleregexp": _titles,
     "sigal.plugins.watermark": _watermark,
     "sigal.plugins.zip_gallery": _zip,

@@ -10,7 +10,7 @@ from ..process.filters import FilterContext
 from ..process.specs import MediaFacts
 from ..scan.kinds import KindContext
 from .hookspecs import hookimpl
-from .types import ExtraPage, ImageFilter, KindInfo, MediaKind, OutputFile, OutputInfo
+from .types import ExtraPage, ImageFilter, KindInfo, MediaKind, OptionsError, OutputFile, OutputInfo
 
 __all__ = [
     "ExtraPage",
@@ -20,6 +20,7 @@ __all__ = [
     "KindInfo",
     "MediaFacts",
     "MediaKind",
+    "OptionsError",
     "OutputFile",
     "OutputInfo",
     "hookimpl",

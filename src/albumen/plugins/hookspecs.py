@@ -82,6 +82,21 @@ def albumen_media_kinds(options: Any) -> Any:
 
 
 @hookspec
+def albumen_rewrite_title(options: Any, title: str, kind: str, src_uri: str, name: str) -> Any:
+    """A new title for an album or a media item (rules that strip a date from folder names, say).
+
+    Where: the scanner (scan/titles.py), in the build process, for every album and for every media
+    item that has a title, once per build that is not the "nothing changed" shortcut, before albums
+    and media are sorted (a sort by title sees the new titles). title: the title as it is now (the
+    last plugin's result when several rewrite it); kind: 'album', or the media's kind ('image',
+    'video', a plugin media kind's name); src_uri: its path in the photo folder ('' the home album);
+    name: its folder or file name.
+    Returns: the new title, or None (or an empty text) to leave it as it is. It must depend only on
+    the options and its arguments. Raising leaves the title as it was, with a warning naming the
+    plugin."""
+
+
+@hookspec
 def albumen_template_dirs(options: Any) -> Any:
     """Folders of templates the plugin's pages use.
 
@@ -101,7 +116,7 @@ def albumen_site_context(options: Any, site: Any) -> Any:
 
 
 @hookspec
-def albumen_page_context(options: Any, page: Any, context: Any, site: Any) -> Any:
+def albumen_page_context(options: Any, page: Any, context: Any, site: Any, gallery: Any) -> Any:
     """Template variables for one page, merged over the site's (see albumen_site_context) under
     `plugins.NAME`.
 
@@ -109,7 +124,9 @@ def albumen_page_context(options: Any, page: Any, context: Any, site: Any) -> An
     rendered, so this must depend only on the options and on what the page shows). page: its
     `PageView` (page.kind is 'album', 'media', 'stream', '404', 'feed' or 'plugin'; page.private is
     true behind a private link); context: what the template receives besides (album, media,
-    stream...), not to be changed.
+    stream...), not to be changed; gallery: the `PluginGallery` (see albumen_extra_pages), for an
+    album's sidecar (`gallery.album_meta(uri)`) or the size of a file already made
+    (`gallery.file_size(dest_uri)`).
     Returns: a dict, or None. Raising fails that page: it is not written this time (the file of the
     last build stays), with a warning naming the plugin."""
 

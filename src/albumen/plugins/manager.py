@@ -28,12 +28,19 @@ from ..errors import PluginError, described
 from ..process.specs import FilterCall, MediaFacts
 from ..scan.kinds import CORE_KINDS, KindReader
 from . import hookspecs
-from .types import FACTS, ROLES, ImageFilter, MediaKind
+from .types import FACTS, ROLES, ImageFilter, MediaKind, OptionsError
 
 ENTRY_POINT_GROUP = "albumen.plugins"
 # Plugins bundled with Albumen: short name -> import path.
 BUNDLED: dict[str, str] = {
+    "adjust": "albumen.plugins.bundled.adjust",
+    "compress": "albumen.plugins.bundled.compress",
+    "copyright": "albumen.plugins.bundled.copyright",
+    "documents": "albumen.plugins.bundled.documents",
     "frame": "albumen.plugins.bundled.frame",
+    "titles": "albumen.plugins.bundled.titles",
+    "watermark": "albumen.plugins.bundled.watermark",
+    "zip": "albumen.plugins.bundled.zip",
 }
 
 
@@ -56,9 +63,13 @@ PluginFailed = PluginError  # a plugin's hook raised: what it was working on fai
 # -- loading (when the config is validated) ---------------------------------------------------
 
 
-def load_plugins(names: Any, tables: Any, base_dir: Path) -> tuple[tuple[str, ...], tuple[PluginInfo, ...], list[str]]:
+def load_plugins(
+    names: Any, tables: Any, base_dir: Path, source_dir: Path | None = None,
+) -> tuple[tuple[str, ...], tuple[PluginInfo, ...], list[str]]:
     """The config's `plugins` (a list of names) and `plugin` (a table of options per plugin:
-    [plugin.NAME]) -> (the names, the plugins loaded, problems)."""
+    [plugin.NAME]) -> (the names, the plugins loaded, problems). base_dir: the config's folder, which
+    paths are relative to; source_dir: the photo folder the config names, if it does (a path option
+    declared `inside=True` must name a file in one of the two)."""
     problems: list[str] = []
     if isinstance(names, dict):  # [plugins.NAME] tables, or a [plugins] table
         problems.append("plugins: expected a list of plugin names, e.g. plugins = [\"frame\"]; a plugin's options go "
@@ -93,7 +104,7 @@ def load_plugins(names: Any, tables: Any, base_dir: Path) -> tuple[tuple[str, ..
     infos = []
     for name, obj, target, version, origin in checked:
         table = tables.get(name)
-        options = _options(name, obj, table if isinstance(table, dict) else {}, base_dir, problems)
+        options = _options(name, obj, table if isinstance(table, dict) else {}, (base_dir, source_dir), problems)
         if options is _INVALID:
             continue
         recipe = f"{name}@{version}:{_digest(options)}"
@@ -234,8 +245,9 @@ _INVALID = object()
 _SAME = object()
 
 
-def _options(name: str, obj: object, table: dict, base_dir: Path, problems: list[str]) -> Any:
+def _options(name: str, obj: object, table: dict, folders: tuple[Path, Path | None], problems: list[str]) -> Any:
     """The plugin's options from its table, validated against the schema it declares."""
+    base_dir = folders[0]
     pm = _new_manager()
     pm.register(obj, name=name)
     schemas = [impl.function() for impl in pm.hook.albumen_options.get_hookimpls()]
@@ -266,36 +278,82 @@ def _options(name: str, obj: object, table: dict, base_dir: Path, problems: list
         value = values.get(key, f.default)
         if isinstance(value, str) and value:
             resolved = (base_dir / Path(value).expanduser()).resolve()
-            if not resolved.is_file():
+            outside = _outside(resolved, folders) if f.metadata.get("inside") else None
+            if outside:
+                problems.append(f"{prefix}.{key}: {outside}")
+            elif not resolved.is_file():
                 problems.append(f"{prefix}.{key}: file not found: {resolved}")
             values[key] = str(resolved)
     if len(problems) > before:
         return _INVALID
     try:
         return schema(**values)
+    except OptionsError as exc:  # the plugin's own checks, every problem told
+        problems.extend(f"{prefix}.{problem}" for problem in exc.problems)
+        return _INVALID
     except Exception as exc:  # noqa: BLE001 - the plugin's own checks (__post_init__)
         problems.append(f"{prefix}: {described(exc)}")
         return _INVALID
 
 
+def option_files(infos: Sequence[PluginInfo]) -> list[str]:
+    """The files the plugins' path options name (read when the config is loaded: their content is part of
+    the plugins' recipes), for a server to watch with the config."""
+    files = []
+    for info in infos:
+        options = info.options
+        for f in dataclasses.fields(options) if dataclasses.is_dataclass(options) else ():
+            value = getattr(options, f.name)
+            if f.metadata.get("kind") == "path" and isinstance(value, str) and value:
+                files.append(value)
+    return files
+
+
+def _outside(resolved: Path, folders: tuple[Path, Path | None]) -> str | None:
+    """Why a path option declared inside=True may not be used: it leads (links followed, '..' taken)
+    out of the config's folder and the photo folder. None when it may."""
+    for folder in folders:
+        if folder is not None:
+            root = folder.resolve()
+            if resolved == root or root in resolved.parents:
+                return None
+    where = "the config's folder" + (" or the photo folder" if folders[1] is not None else "")
+    return f"{resolved} is outside {where} ({', '.join(str(f.resolve()) for f in folders if f is not None)})"
+
+
 def _digest(options: Any, files_of: Any = _SAME) -> str:
     """The options as stable text (JSON), and the content of each file a 'path' option of files_of (by
-    default the options themselves: a plugin's options) names: a new watermark image is a new recipe."""
+    default the options themselves: a plugin's options) names: a new watermark image is a new recipe.
+    A file counts by its content, never by where it is: wherever it is found on the options' values, its
+    (absolute) path is replaced by the content's digest, so that the same gallery built from another
+    folder or on another machine gives the same names."""
     files_of = options if files_of is _SAME else files_of
     if options is None and files_of is None:
         return "-"
-    h = hashlib.sha256()
-    plain = dataclasses.asdict(options) if dataclasses.is_dataclass(options) else options
-    h.update(json.dumps(plain, sort_keys=True, default=repr).encode())
+    files: dict[str, str] = {}
     for f in dataclasses.fields(files_of) if dataclasses.is_dataclass(files_of) else ():
         value = getattr(files_of, f.name)
-        if f.metadata.get("kind") == "path" and value:
+        if f.metadata.get("kind") == "path" and isinstance(value, str) and value:
             try:
                 with open(value, "rb") as file:
-                    h.update(hashlib.file_digest(file, "sha256").digest())
+                    files[value] = "file sha256:" + hashlib.file_digest(file, "sha256").hexdigest()
             except OSError:
-                h.update(b"-")
+                files[value] = "file -"
+    plain = dataclasses.asdict(options) if dataclasses.is_dataclass(options) else options
+    h = hashlib.sha256(json.dumps(_by_content(plain, files), sort_keys=True, default=repr).encode())
+    for value in sorted(files.values()):  # (also when the filter's options leave the path out)
+        h.update(value.encode())
     return h.hexdigest()[:16]
+
+
+def _by_content(value: Any, files: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return files.get(value, value)
+    if isinstance(value, dict):
+        return {k: _by_content(v, files) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_by_content(v, files) for v in value]
+    return value
 
 
 # -- running (one build) -------------------------------------------------------------------
@@ -436,7 +494,7 @@ class Plugins:
     def kind_readers(self) -> tuple[KindReader, ...]:
         """The media kinds as the workers reading files get them (plain data)."""
         return tuple(
-            KindReader(info.name, name, tuple(kind.extensions), read, info.options, f"{info.recipe}:{read}@{kind.version}")
+            KindReader(info.name, name, tuple(kind.extensions), read, *_kind_options(info, kind, read))
             for name, (info, kind, read, _, _) in self.media_kinds().items()
         )
 
@@ -444,12 +502,20 @@ class Plugins:
         """The function that draws a kind's pictures (a FilterCall for its items' jobs), and the
         extension its files are published under."""
         info, kind, _, thumbnail, ext = self.media_kinds()[kind_name]
-        recipe = f"{info.recipe}:{thumbnail}@{kind.version}"
-        return FilterCall(info.name, thumbnail, ("thumb",), info.options, None, recipe), ext
+        options, recipe = _kind_options(info, kind, thumbnail)
+        return FilterCall(info.name, thumbnail, ("thumb",), options, None, recipe), ext
 
     def kind_labels(self) -> dict[str, tuple[str, str]]:
         """kind name -> (its label, its media type), for the tiles of its items."""
         return {name: (kind.label, kind.mime) for name, (_, kind, _, _, _) in self.media_kinds().items()}
+
+
+def _kind_options(info: PluginInfo, kind: MediaKind, function: str) -> tuple[Any, str]:
+    """What a media kind's function gets as ctx.options, and its recipe: the plugin's, with the kind's
+    options (all the plugin's by default, and the files its path options name), function and version."""
+    if kind.options is None:
+        return info.options, f"{info.recipe}:{function}@{kind.version}"
+    return kind.options, f"{info.name}@{info.version}:{_digest(kind.options, info.options)}:{function}@{kind.version}"
 
 
 def _failed(failure: PluginFailed) -> FilterCall:

@@ -11,6 +11,16 @@ FACTS = ("src_uri", "name", "kind", "album", "album_title", "title", "author", "
          "width", "height")
 
 
+class OptionsError(ValueError):
+    """Raised by a plugin's options class (its __post_init__) with every problem it found, each told
+    as its own line of the configuration error ('image: not a PNG', 'font: ...'), so that a user sees
+    them all at once. Each problem starts with the option's name."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = list(problems)
+
+
 @dataclass(frozen=True)
 class ImageFilter:
     """A function run on the pixels of some of a media's outputs, in the worker processes.
@@ -54,7 +64,10 @@ class MediaKind:
     video; ext: the extension it is published under (never the file's own: default the first of
     extensions); mime: its media type. read and thumbnail: 'package.module:function' (see
     hookspecs.albumen_media_kinds), run in the workers. version: bumped when read or thumbnail
-    changes what it gives (the files are read again, the thumbnails made again)."""
+    changes what it gives (the files are read again, the thumbnails made again). options: what read
+    and thumbnail get as ctx.options, and what of the options is part of the kind's recipe (default:
+    all the plugin's options): an option that does not change how this kind is read or drawn (which
+    extensions another kind claims) then reads and draws nothing again."""
 
     name: str
     label: str
@@ -64,6 +77,7 @@ class MediaKind:
     ext: str = ""
     mime: str = "application/octet-stream"
     version: str = ""
+    options: Any = None
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,10 @@ import math
 import os
 import posixpath
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
 
 from anyascii import anyascii
 
@@ -28,6 +30,7 @@ from .specs import (
     Look,
     MediaFacts,
     OutputSpec,
+    SealSpec,
     VideoJob,
     derivative_hash,
     filter_recipe,
@@ -52,6 +55,7 @@ ANIMATION_PIXELS = 4  # an animation's frames may hold this many times images.ma
 _LOOKS: dict = {}  # interned looks and tuples of them: a library has few distinct sizes and settings
 _STILL_RECIPES: dict = {}  # (width, height, format, looks) -> specs.still_recipes: photos of one size share it
 DIGEST_LENGTH = 10  # of the content+recipe hash in a derivative's name (derivative_hash's default)
+SEALED_LENGTH = 24  # a password album's file names: keyed hashes (see albumen.seal.plan)
 # A copied original's extension, from its format as recognised by content (scan.sniff), never from its
 # name: a JPEG named poly.html would be served as a page (and poly.php run on a PHP host). An MPO is
 # published as a plain JPEG: worker.strip_jpeg_location keeps its first image only.
@@ -73,29 +77,33 @@ class MediaPlan:
 
     src_uri: str
     dest_dir: str  # the photo page lives at dest_dir/index.html
-    # the thumbnail, the display images (grouped by format, JPEG first, smallest first within a
-    # format) and the original when one is published
+    # the thumbnails (JPEG first, then one in each other format of images.formats), the display
+    # images (grouped by format, JPEG first, smallest first within a format) and the original when
+    # one is published
     looks: tuple[Look, ...]
     digests: str  # the hash in each of their names, DIGEST_LENGTH characters each, in the same order
     # tuples, and () for a photo: one shared empty value instead of two lists per photo
     videos: tuple[OutputSpec, ...] = ()  # best first; MP4 (or the copied file) last
     tracks: tuple[tuple[OutputSpec, str], ...] = ()  # caption files and their language
     filters: tuple[FilterCall, ...] = ()  # plugins' image filters (one tuple shared by media that get the same)
+    sealed: bool = False  # a password album's: digests holds each output's whole keyed name (see albumen.seal.plan)
 
     @classmethod
     def of(cls, src_uri: str, dest_dir: str, named: list[tuple[Look, str]], **more) -> MediaPlan:
-        """named: (look, name hash) of the thumbnail, each display image and the original, in that order."""
+        """named: (look, name hash) of the thumbnails, each display image and the original, in that order."""
         looks = tuple(look for look, _ in named)
         return cls(src_uri, dest_dir, _LOOKS.setdefault(looks, looks), "".join(d for _, d in named), **more)
 
     def _name(self, i: int) -> str:
+        if self.sealed:
+            return self.digests[i * SEALED_LENGTH:(i + 1) * SEALED_LENGTH]
         return _file_name(self.dest_dir, self.looks[i], self.digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH])
 
     def _spec(self, i: int) -> OutputSpec:
         return _spec_of(self.dest_dir, self._name(i), self.looks[i])
 
     def named(self) -> Iterator[tuple[str, Look]]:
-        """(dest_uri, look) of the thumbnail, each display image and the original, in that order: what
+        """(dest_uri, look) of the thumbnails, each display image and the original, in that order: what
         pages need, without making a spec of each (a build asks this of every photo)."""
         for i, look in enumerate(self.looks):
             yield f"{self.dest_dir}/{self._name(i)}", look
@@ -113,7 +121,13 @@ class MediaPlan:
 
     @property
     def thumb(self) -> OutputSpec:
+        """The JPEG thumbnail (its placeholder's source, and every page's fallback)."""
         return self._spec(0)
+
+    @property
+    def thumbs(self) -> tuple[OutputSpec, ...]:
+        """The thumbnail in each format: JPEG first."""
+        return tuple(self._spec(i) for i, look in enumerate(self.looks) if look.role == "thumb")
 
     @property
     def images(self) -> tuple[OutputSpec, ...]:
@@ -136,7 +150,7 @@ class MediaPlan:
     @property
     def outputs(self) -> list[OutputSpec]:
         original = self.original
-        out = [self.thumb, *self.images, *self.videos, *(spec for spec, _ in self.tracks)]
+        out = [*self.thumbs, *self.images, *self.videos, *(spec for spec, _ in self.tracks)]
         return out + ([original] if original else [])
 
     @property
@@ -153,6 +167,9 @@ class SitePlan:
     warnings: list[str] = field(default_factory=list)
     # a plugin media kind -> the plugin function that draws its items' pictures, and their extension
     makers: dict[str, tuple[FilterCall, str]] = field(default_factory=dict)
+    # password albums (albumen.seal.keys.Unit), by album src_uri, and how their media's jobs seal their outputs
+    units: dict = field(default_factory=dict)
+    seals: dict[str, SealSpec] = field(default_factory=dict)  # zone (the unit's album) -> its seal
 
 
 def slugify(name: str) -> str:
@@ -275,7 +292,7 @@ def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tu
 
 def plan_site(
     gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str, private: dict[str, str] | None = None,
-    video_encoder: str | None = None, plugins=None,
+    video_encoder: str | None = None, plugins=None, units: dict | None = None,
 ) -> SitePlan:
     """URLs for everything: every page's folder and every derivative's name and size (see plan_jobs).
 
@@ -308,6 +325,10 @@ def plan_site(
         too_big = media.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
         if too_big:
             plan.warnings.append(f"{uri}: {too_big}: published as a still image, its first frame")
+    if units:  # password albums: their files under keyed names in their own folder, and sealed
+        from ..seal.plan import seal_plan
+
+        seal_plan(plan, gallery, units)
     return plan
 
 
@@ -319,7 +340,13 @@ def media_facts(media: Media, gallery: Gallery) -> MediaFacts:
         album_title=album.title if album else None, title=media.title, author=media.author,
         copyright=media.embedded.copyright, date=media.date.isoformat() if media.date else None,
         private=album.private if album else False, width=media.info.width, height=media.info.height,
+        album_meta=_album_meta(album),
     )
+
+
+def _album_meta(album) -> Mapping[str, Any]:
+    """The album's index.md header, read-only: a plugin's hook may not change what the pages show."""
+    return MappingProxyType(album.sidecar.meta if album is not None and album.sidecar is not None else {})
 
 
 def animation_too_big(frames: int, width: int, height: int, config: Config) -> str | None:
@@ -344,9 +371,12 @@ def plan_jobs(
         media = gallery.media[uri]
         if media.kind == "image" or media.kind in plan.makers:
             maker = plan.makers[media.kind][0] if media.kind in plan.makers else None
-            yield _image_job(media, media_plan, config, abs_dest_root, abs_source_root, maker)
+            job = _image_job(media, media_plan, config, abs_dest_root, abs_source_root, maker)
         else:
-            yield _video_job(media, media_plan, config, abs_dest_root, abs_source_root, ffmpeg)
+            job = _video_job(media, media_plan, config, abs_dest_root, abs_source_root, ffmpeg)
+        if media_plan.sealed:
+            job = replace(job, seal=plan.seals[gallery.albums[media.album_uri].zone])
+        yield job
 
 
 def video_geometry(width: int, height: int, max_size: int) -> tuple[int, int]:
@@ -384,8 +414,8 @@ def _plan_video(
     poster = _namer(media, job_text + filter_recipe(filters, "poster"), False)(
         "display", "poster", w, h, "jpeg", config.images.quality)
     tw, th, crop = thumb_geometry(w, h, config.thumbnails.height, config.thumbnails.style)
-    thumb = _namer(media, job_text + filter_recipe(filters, "thumb"), False)(
-        "thumb", "thumb", tw, th, "jpeg", config.images.quality, crop)
+    thumb_named = _namer(media, job_text + filter_recipe(filters, "thumb"), False)
+    thumbs = [thumb_named("thumb", "thumb", tw, th, fmt, quality, crop) for fmt, quality in _thumb_formats(config)]
     streams = []
     for fmt in ("av1", "webm"):
         if fmt in videos.formats:
@@ -400,7 +430,7 @@ def _plan_video(
         digest = derivative_hash(media.content_hash + track_uri, recipe_text(draft, job_text, False))
         tracks.append((OutputSpec(dest_dir, f"{slug}.{lang or 'captions'}.{digest}.vtt", "track", 0, 0, "vtt"), lang))
     return MediaPlan.of(
-        media.src_uri, dest_dir, [thumb, poster],
+        media.src_uri, dest_dir, [*thumbs, poster],
         videos=tuple(_spec_of(dest_dir, _file_name(dest_dir, look, digest), look) for look, digest in streams),
         tracks=tuple(tracks), filters=filters,
     )
@@ -420,6 +450,7 @@ def _video_job(
         duration=info.duration,
         poster=media_plan.images[0],
         thumb=media_plan.thumb,
+        more_thumbs=media_plan.thumbs[1:],
         videos=media_plan.videos,
         tracks=tuple(
             (os.path.join(abs_source_root, *uri.split("/")), spec.dest_uri)
@@ -481,6 +512,15 @@ def _spec_of(dest_dir: str, name: str, look: Look) -> OutputSpec:
                       look.animated)
 
 
+def _thumb_formats(config: Config) -> list[tuple[str, int]]:
+    """(format, quality) of each thumbnail: JPEG (every browser's, and the placeholder's source),
+    then each other format of images.formats, so that grids and album cards offer WebP or AVIF as
+    the photos' pages do. A setting without them plans the very outputs it did before."""
+    images = config.images
+    qualities = {"webp": images.webp_quality, "avif": images.avif_quality}
+    return [("jpeg", images.quality)] + [(f, qualities[f]) for f in images.formats if f in qualities]
+
+
 def _credits(media: Media, config: Config) -> tuple[str | None, str | None]:
     """Artist and copyright, which published images keep (unless all metadata is kept anyway)."""
     if config.images.keep_metadata:
@@ -501,7 +541,7 @@ def _plan_image(media: Media, dest_dir: str, config: Config, filters: tuple[Filt
     look = _looker(media)
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
-    looks = [look("thumb", "thumb", tw, th, "jpeg", images.quality, crop)]
+    looks = [look("thumb", "thumb", tw, th, fmt, quality, crop) for fmt, quality in _thumb_formats(config)]
     sizes = display_geometry(info.width, info.height, images.sizes)
     qualities = {"jpeg": images.quality, "webp": images.webp_quality, "avif": images.avif_quality}
     if animated:

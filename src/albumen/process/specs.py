@@ -55,6 +55,9 @@ class MediaFacts:
     private: bool | None = None  # published only behind a private link
     width: int | None = None  # the source's size as displayed
     height: int | None = None
+    # the header of the album's index.md (lower-case keys, read-only), for the planner's hook only: a
+    # filter's function never gets it (a per-album setting reaches it through the filter's options)
+    album_meta: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,15 @@ class OutputSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class SealSpec:
+    """A password album's outputs are sealed (see albumen.seal.format): the worker encrypts each
+    file it makes with the album's content key, bound to the album and to the file's role and name."""
+
+    key: bytes = field(repr=False)
+    album_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class ImageJob:
     """Everything needed to make all derivatives of one image from a single decode."""
 
@@ -121,6 +133,7 @@ class ImageJob:
     placeholder_source: str | None = None  # an existing thumbnail to take the placeholder from
     filters: tuple[FilterCall, ...] = ()  # plugins' image filters, in the order they run
     maker: FilterCall | None = None  # a plugin media kind's: draws the picture (not decoded from the file)
+    seal: SealSpec | None = None  # a password album's: every output is encrypted
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +148,7 @@ class VideoJob:
     rotation: int  # clockwise degrees to apply
     duration: float | None
     poster: OutputSpec  # full-size JPEG poster frame
-    thumb: OutputSpec
+    thumb: OutputSpec  # JPEG
     videos: tuple[OutputSpec, ...]  # format 'mp4' | 'webm' | 'av1' | 'remux'
     tracks: tuple[tuple[str, str], ...] = ()  # (abs path of a .vtt, dest_uri)
     todo: tuple[str, ...] | None = None  # dest_uris still to make; None: all
@@ -152,10 +165,12 @@ class VideoJob:
     artist: str | None = None
     copyright: str | None = None
     filters: tuple[FilterCall, ...] = ()  # plugins' image filters (roles 'poster' and 'thumb')
+    more_thumbs: tuple[OutputSpec, ...] = ()  # the thumbnail in the other formats of images.formats
+    seal: SealSpec | None = None  # a password album's: every output is encrypted
 
     @property
     def outputs(self) -> tuple[OutputSpec, ...]:
-        return (self.poster, self.thumb, *self.videos)
+        return (self.poster, self.thumb, *self.more_thumbs, *self.videos)
 
 
 @dataclass(frozen=True, slots=True)

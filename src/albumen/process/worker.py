@@ -58,11 +58,56 @@ def _remove(job: ImageJob, written: list[tuple[str, int, int]]) -> None:
 
 
 def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[tuple[str, int, int]]) -> None:
-    _record(written, spec.dest_uri, _write_file(job, spec.dest_uri, data))
+    _record(written, spec.dest_uri, _write_file(job, spec.dest_uri, data, spec.role))
 
 
-def _write_file(job: ImageJob | VideoJob, dest_uri: str, data: bytes) -> os.stat_result:
-    return write_atomic(_target(job, dest_uri), data)
+def _write_file(job: ImageJob | VideoJob, dest_uri: str, data: bytes, role: str) -> os.stat_result:
+    target = _target(job, dest_uri)
+    if job.seal is not None:  # a password album's: encrypted before it leaves this process
+        from ..seal.format import additional_data, holds, seal_bytes
+
+        aad = additional_data(job.seal.album_id, role, dest_uri.rpartition("/")[2])
+        if holds(job.seal.key, aad, target, data):  # made again, the same: its ciphertext is kept
+            return os.stat(target)
+        data = seal_bytes(job.seal.key, aad, data)
+    return write_atomic(target, data)
+
+
+def _placeholder_of_file(job: ImageJob | VideoJob, path: str):
+    """The placeholder of a thumbnail already written (a password album's is decrypted first)."""
+    from . import engine
+
+    if job.seal is None:
+        return engine.placeholder_of_file(path)
+    from ..seal.format import additional_data, open_bytes
+
+    with open(path, "rb") as f:
+        blob = f.read()
+    aad = additional_data(job.seal.album_id, "thumb", os.path.basename(path))
+    return engine.placeholder_of_jpeg(open_bytes(job.seal.key, aad, blob))
+
+
+def _make_sealed_stream(job: VideoJob, spec: OutputSpec, target: str) -> os.stat_result:
+    """A password album's video: encoded into a private temporary folder (never the output), then
+    sealed into the output a chunk at a time."""
+    import shutil
+    import tempfile
+
+    from ..fsutil import write_atomic_with
+    from ..seal.format import additional_data, holds, seal_file
+    from . import video
+
+    folder = tempfile.mkdtemp(prefix="albumen-sealed-")  # 0700
+    try:
+        # the container follows the extension (a sealed name has none)
+        plain = os.path.join(folder, "stream.webm" if spec.format in ("webm", "av1") else "stream.mp4")
+        video.make_stream(job, spec, plain)
+        aad = additional_data(job.seal.album_id, spec.role, spec.name)
+        if holds(job.seal.key, aad, target, plain):  # made again, the same: its ciphertext is kept
+            return os.stat(target)
+        return write_atomic_with(target, lambda out: seal_file(job.seal.key, aad, plain, out))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _target(job: ImageJob | VideoJob, dest_uri: str) -> str:
@@ -91,7 +136,8 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
 
     placeholder = None
     filters.check(job.filters)
-    if need(job.poster) or need(job.thumb) or (job.placeholder and not job.placeholder_source):
+    thumbs = (job.thumb, *job.more_thumbs)
+    if need(job.poster) or any(map(need, thumbs)) or (job.placeholder and not job.placeholder_source):
         frame = video.frame_to_vips(video.pick_poster_frame(job.abs_src_path), job.rotation)
         poster = engine.resize_exact(frame, job.poster.width, job.poster.height).copy_memory()
         if need(job.poster):
@@ -100,21 +146,27 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
             _write(job, job.poster, data, written)
         thumb = engine.resize_exact(poster, job.thumb.width, job.thumb.height, job.thumb.crop).copy_memory()
         shown = filters.filtered(thumb, None, job.thumb, "thumb", job.filters)
-        thumb_bytes = shown.encoded(job.thumb, job) if shown else engine.encode(thumb, job.thumb, job)
-        if need(job.thumb):
-            _write(job, job.thumb, thumb_bytes, written)
-        placeholder = engine.placeholder_of_jpeg(thumb_bytes)  # as it would be from the file later
+        for spec in thumbs:  # the JPEG first: the placeholder is taken from its bytes
+            if spec is job.thumb or need(spec):
+                data = shown.encoded(spec, job) if shown else engine.encode(thumb, spec, job)
+                if need(spec):
+                    _write(job, spec, data, written)
+                if spec is job.thumb:
+                    placeholder = engine.placeholder_of_jpeg(data)  # as it would be from the file later
     elif job.placeholder and job.placeholder_source:
-        placeholder = engine.placeholder_of_file(job.placeholder_source)
+        placeholder = _placeholder_of_file(job, job.placeholder_source)
     for spec in job.videos:
         if need(spec):
             target = _target(job, spec.dest_uri)
+            if job.seal is not None:
+                _record(written, spec.dest_uri, _make_sealed_stream(job, spec, target))
+                continue
             video.make_stream(job, spec, target)
             _record(written, spec.dest_uri, os.stat(target))
     for source, dest_uri in job.tracks:
         if todo is None or dest_uri in todo:
             with open_regular(source) as f:  # a caption file swapped for a FIFO would hang the worker
-                _record(written, dest_uri, _write_file(job, dest_uri, f.read()))
+                _record(written, dest_uri, _write_file(job, dest_uri, f.read(), "track"))
     return placeholder
 
 
@@ -171,7 +223,7 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
             if recipe not in encoded:
                 encoded[recipe] = shown[calls].encoded(spec, job) if calls else engine.encode(image, spec, job, picture)
             _write(job, spec, encoded[recipe], written)
-            if spec.role == "thumb" and job.placeholder and placeholder is None:
+            if spec.role == "thumb" and spec.format == "jpeg" and job.placeholder and placeholder is None:
                 # from the bytes written, as it would be from the file later (see placeholder_of_jpeg)
                 placeholder = engine.placeholder_of_jpeg(encoded[recipe])
     for spec in moving:
@@ -179,7 +231,7 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
     for spec in originals:
         _write(job, spec, _original_bytes(job, spec), written)
     if placeholder is None and job.placeholder and job.placeholder_source:
-        placeholder = engine.placeholder_of_file(job.placeholder_source)
+        placeholder = _placeholder_of_file(job, job.placeholder_source)
     return placeholder
 
 

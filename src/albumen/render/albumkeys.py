@@ -108,6 +108,9 @@ class AlbumInputs:
         return text
 
 
+PENDING = "pending:"
+
+
 class AlbumRecords:
     """The pages each album listed at the last build, under its input fingerprint, in the cache; and
     those this build lists, recorded once every page of the album is written (see PageWriter.flush)."""
@@ -134,26 +137,35 @@ class AlbumRecords:
     def kept(self, uri: str) -> None:
         self.listed.add(uri)
 
-    def commit(self, failed: Iterable[str] = ()) -> None:
+    def commit(self, failed: Iterable[str] = (), deferred: Callable[[str], bool] | None = None) -> None:
         """Record the albums listed so far: every page offered has been written (a page that failed
-        leaves its album without a record, so that it is built again next time)."""
+        leaves its album without a record, so that it is built again next time). An album with a page
+        still waiting to replace the last build's (deferred) is recorded as pending, which matches no
+        fingerprint until settle(): a build stopped before then lists it from its views again."""
         failed = set(failed)
         rows, drop = [], []
         for uri, key, pages in self.pending:
             if failed and any(page[0] in failed for page in pages):
                 drop.append(uri)
-            else:
-                rows.append((uri, key, json.dumps(pages, separators=(",", ":"))))
+                continue
+            if deferred is not None and any(deferred(page[0]) for page in pages):
+                key = PENDING + key
+            rows.append((uri, key, json.dumps(pages, separators=(",", ":"))))
         self.pending = []
         self.cache.set_albums(rows, drop)
+
+    def settle(self) -> None:
+        """Every page waiting to replace the last build's is in place: the pending records hold."""
+        self.commit()
+        self.cache.settle_albums(PENDING)
 
     def forget(self) -> None:
         """The albums are listed again (files failed and re-arranged them)."""
         self.pending = []
         self.listed.clear()
 
-    def finish(self) -> None:
-        self.commit()
+    def finish(self, deferred: Callable[[str], bool]) -> None:
+        self.commit(deferred=deferred)
         self.cache.keep_albums(self.listed)
 
 

@@ -152,13 +152,14 @@ def srcset_filter(ctx, images) -> str:
     return ", ".join(f"{url(ctx, img.src)} {img.width}w" for img in images)
 
 
-def _description(ctx, description) -> str:
-    """A description's HTML as this page links it (see render.richtext.RichText)."""
+def _description(ctx, description, depth: int = 0) -> str:
+    """A description's HTML as this page links it (see render.richtext.RichText), its headings
+    `depth` levels deeper than on a page of its own."""
     render = getattr(description, "render", None)
     if render is None:
         return str(description)
     url = ctx.environment.filters["url"]
-    return str(render(lambda target: url(ctx, target)))
+    return str(render(lambda target: url(ctx, target), depth))
 
 
 @pass_context
@@ -178,9 +179,10 @@ def viewer_items(ctx, items, offset: int | None = None, total: int | None = None
     for i, m in enumerate(items):
         largest = m.fallback.images[-1]
         # The link, alt text, srcset and placeholder are read from the page's own tile (data-index i),
-        # so they are not repeated here: a 200-photo page stays small.
+        # so they are not repeated here: a 200-photo page stays small. The description's headings
+        # go under the viewer's h2 (the photo's title).
         entry = {
-            "t": m.title or "", "d": _description(ctx, m.description), "dt": m.datetime_text, "di": m.date_iso,
+            "t": m.title or "", "d": _description(ctx, m.description, 1), "dt": m.datetime_text, "di": m.date_iso,
             "c": m.camera_text, "w": largest.width, "h": largest.height,
             "src": url(ctx, largest.src), "k": m.kind,
             "n": m.index if offset is None else offset + i + 1, "of": m.count if total is None else total,

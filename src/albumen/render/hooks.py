@@ -42,10 +42,12 @@ class PluginGallery:
                 yield self._builder.album(album.src_uri)
 
     def private_albums(self) -> Iterator[AlbumView]:
-        """Every album behind a private link that has pages: what goes with one goes below its url."""
+        """Every album behind a private link that has pages: what goes with one goes below its url.
+        Never a password album's: nothing of it may be written in the clear (see albumen.seal)."""
         gallery = self._renderer.ctx.gallery
+        sealed = self._renderer.ctx.plan.units
         for album in gallery.walk_albums():
-            if is_published(album) and album.zone is not None:
+            if is_published(album) and album.zone is not None and album.zone not in sealed:
                 yield self._builder.album(album.src_uri)
 
     def media(self) -> Iterator[MediaView]:
@@ -54,6 +56,34 @@ class PluginGallery:
             view = self._builder.standalone(uri)
             if view is not None:
                 yield view
+
+    def album_meta(self, src_uri: str) -> Mapping[str, Any]:
+        """The header of an album's index.md (keys in lower case; empty without one), read-only: for
+        per-album choices of a plugin ('zip: false'). A page showing the album is rendered again
+        when its sidecar changes."""
+        album = self._renderer.ctx.gallery.albums.get(src_uri)
+        return MappingProxyType(album.sidecar.meta if album is not None and album.sidecar else {})
+
+    def abs_path(self, dest_uri: str) -> str:
+        """Where a file of the site is in the output (to read it). Raises ValueError for a path that
+        is not inside the site."""
+        import os
+
+        output = self._renderer.ctx.output or ""
+        path = os.path.normpath(os.path.join(output, *dest_uri.split("/")))
+        if not output or not path.startswith(output.rstrip(os.sep) + os.sep):
+            raise ValueError(f"{dest_uri!r} is not a path inside the site")
+        return path
+
+    def file_size(self, dest_uri: str) -> int | None:
+        """The size in bytes of a file of the site as it is in the output now (an image the workers made,
+        say), or None when it is not there."""
+        import os
+
+        try:
+            return os.stat(self.abs_path(dest_uri)).st_size
+        except (OSError, ValueError):
+            return None
 
     def absolute_url(self, path: str) -> str:
         """A site-relative path as an absolute URL ('' when the config has no url)."""
@@ -91,14 +121,15 @@ def site_context(plugins: Any, site: Any) -> dict[str, dict]:
     return out
 
 
-def page_context(plugins: Any, globals_: dict[str, dict], page: Any, context: Mapping, site: Any) -> dict[str, dict]:
+def page_context(plugins: Any, globals_: dict[str, dict], page: Any, context: Mapping, site: Any,
+                 gallery: Any = None) -> dict[str, dict]:
     """The `plugins` variable of one page: each plugin's site context with its page context over it.
     A plugin that raises fails the page (PluginFailed goes up to the page writer)."""
     if not plugins or not plugins.has("albumen_page_context"):
         return globals_
     out = {name: dict(values) for name, values in globals_.items()}
     shown = MappingProxyType(context)  # read-only: the page's own context is not the plugin's to change
-    for info, result in plugins.call("albumen_page_context", page=page, context=shown, site=site):
+    for info, result in plugins.call("albumen_page_context", page=page, context=shown, site=site, gallery=gallery):
         if isinstance(result, Mapping):
             out[info.name].update(result)
     return out
@@ -118,7 +149,7 @@ def document_view(builder: ViewBuilder, uri: str, label: str, mime: str) -> Docu
     for src, look in plan.named():
         ref = ImageRef(src, look.width, look.height, look.format)
         if look.role == "thumb":
-            thumb = ref
+            thumb = thumb or ref
         else:
             href = src
     placeholder = ctx.placeholders.get(uri, DEFAULT_PLACEHOLDER)

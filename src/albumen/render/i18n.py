@@ -62,6 +62,8 @@ CATALOGUES: dict[str, dict[str, str]] = {
         "equiv.": "équiv.",
         "Sub-albums": "Sous-albums",
         "Loading": "Chargement",
+        "Download the album": "Télécharger l’album",
+        "ZIP, %(size)s": "ZIP, %(size)s",
     },
 }
 

@@ -82,6 +82,7 @@ class RenderContext:
     digests: ViewDigests | None = None
     compiled: Path | None = None  # a folder to keep compiled templates in between builds
     plugins: Any = None  # the build's plugins (plugins.manager.Plugins): their renderer hooks (render.hooks)
+    output: str | None = None  # the output folder (plugins ask the size of a file made: PluginGallery.file_size)
     # each listed folder's digest (lastbuild.fingerprint) and the albums' records in the cache: an album
     # whose input fingerprint is unchanged is listed from its record, without its views (render.albumkeys)
     folders: dict[str, str] | None = None
@@ -222,13 +223,13 @@ class ViewBuilder:
         lang = self.config.language
         gettext = self.gettext
         placeholder = self.ctx.placeholders.get(media.src_uri, DEFAULT_PLACEHOLDER)
-        thumb, original, by_format = None, None, {}
+        thumbs, original, by_format = [], None, {}
         for uri, look in plan.named():
             ref = ImageRef(uri, look.width, look.height, look.format)
             if look.role == "display":
                 by_format.setdefault(look.format, []).append(ref)
             elif look.role == "thumb":
-                thumb = ref
+                thumbs.append(ref)
             else:
                 original = ref
         sources = [SourceSet(fmt, tuple(refs)) for fmt, refs in by_format.items()]
@@ -269,7 +270,7 @@ class ViewBuilder:
             camera=[(label, value) for label, value, _ in facts],
             camera_text=" · ".join(alone for _, _, alone in facts),
             gps=gps,
-            thumb=thumb,
+            thumb=thumbs[0],
             sources=sources,
             placeholder_colour=placeholder.colour,
             placeholder_uri=placeholder.data_uri,
@@ -280,6 +281,7 @@ class ViewBuilder:
             original=original,
             original_name=download_name(media.name, original.src) if original else None,
             video=self._video(media, plan) if media.kind == "video" else None,
+            thumbs=tuple(thumbs),
         )
         return view
 
@@ -431,6 +433,7 @@ class SiteRenderer:
         self.sitemap_on = bool(config.feeds.sitemap and config.url)
         self.plugin_globals = site_context(ctx.plugins, self.site)  # templates: plugins.NAME.KEY
         self.env.globals["plugins"] = self.plugin_globals
+        self._plugin_gallery: Any = None
         self.global_key = digest(__version__, _theme_fingerprint(dirs + more), repr(config), repr(self.site),
                                  *([repr(self.plugin_globals)] if ctx.plugins else []))
         self._sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page listed
@@ -484,6 +487,12 @@ class SiteRenderer:
     def album_pages(self, uri: str) -> Iterator[PageTask]:
         """The pages of one published album (its pages and its media's), listed as the site's: from the
         album's record when its input fingerprint is the recorded one (see render.albumkeys)."""
+        units = self.ctx.plan.units
+        if units and self.ctx.gallery.albums[uri].zone in units:  # a password album's (see albumen.seal)
+            from ..seal.pages import sealed_tasks
+
+            yield from sealed_tasks(self, uri)
+            return
         records = self.ctx.albums
         key = self.inputs.key(uri) if records is not None else None
         if key is not None:
@@ -677,6 +686,12 @@ class SiteRenderer:
                                           album.date_range]))
         if not album.url and config.description:
             summary = config.description
+        shown_to_plugins: list[str] = []
+        if self.ctx.plugins and self.ctx.plugins.has("albumen_page_context"):
+            # a plugin's context may show anything of the album on any of its pages (a link to an archive of
+            # all its media, with its size) and read its index.md (gallery.album_meta)
+            sidecar = self.ctx.gallery.albums[uri].sidecar
+            shown_to_plugins = [digest(*(fp.media(m) for m in album.media)), repr(sorted(sidecar.meta.items()) if sidecar else "")]
         for n in range(1, count + 1):
             url = urls[n - 1]
             cover = album.cover
@@ -693,7 +708,7 @@ class SiteRenderer:
             start = (n - 1) * album.page_size
             media = album.media[start : start + album.page_size]
             key = digest(self.global_key, "album.html", repr(page), header, *(fp.media(m) for m in media),
-                         *([repr(album.documents)] if album.documents else []))
+                         *([repr(album.documents)] if album.documents else []), *shown_to_plugins)
             context = {"album": album, "media": media}
             yield PageTask(f"{url}index.html", "album.html", page, context, key, album.src_uri, album.date_iso[:10])
         crumbs = repr(album.breadcrumbs) + album.title + album.url
@@ -712,13 +727,22 @@ class SiteRenderer:
             context = {"media": media, "album": album}
             yield PageTask(f"{media.url}index.html", "media.html", page, context, key, album.src_uri, media.date_iso[:10])
 
+    @property
+    def plugin_gallery(self) -> Any:
+        """The gallery as plugins' page contexts see it (render.hooks.PluginGallery), made when first asked."""
+        if self._plugin_gallery is None and self.ctx.plugins:
+            from .hooks import PluginGallery
+
+            self._plugin_gallery = PluginGallery(self)
+        return self._plugin_gallery
+
     def render(self, task: PageTask) -> Page:
         """The page's bytes. A plugin's page context that raises: PluginFailed (the page fails)."""
         if not task.template:  # generated text (sitemaps, robots.txt, a plugin's page given whole)
             text = task.context["text"]
             return Page(task.dest_uri, text if isinstance(text, bytes) else text.encode("utf-8"), "")
         context = task.context if task.late is None else {**task.context, **task.late()}
-        shown = page_context(self.ctx.plugins, self.plugin_globals, task.page, context, self.site)
+        shown = page_context(self.ctx.plugins, self.plugin_globals, task.page, context, self.site, self.plugin_gallery)
         try:
             variables = {**context, "site": self.site, "page": task.page, "plugins": shown}
             text = self.env.get_template(task.template).render(**variables)

@@ -5,7 +5,10 @@ and images name is known only now, with the plan: an image is shown only when it
 photo of its own album (it then shows that photo's published image, never the source file), and a
 relative link only when it names a photo or an album a visitor of this page may see. Anything else
 is dropped: an image entirely, a link down to its text. Links to other sites get
-rel="noopener nofollow".
+rel="noopener nofollow". Headings are renumbered for the page's outline: a description always
+follows its page's own h1, so its first heading becomes an h2 and none skips a level (a sidecar's
+### under the page's h1 was an h3 after an h1, which checkers report); the viewer, where the
+description follows the photo's h2, shows them one level deeper (RichText.render's `depth`).
 
 The site's own pages and images are kept apart from the HTML as site-root-relative targets, since
 one description is shown on pages at several depths (a photo's page, its album's viewer, the
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import html
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -35,11 +39,14 @@ class RichText:
     home: str = ""
     links: str = "directory"
 
-    def render(self, link: Callable[[str], str]) -> Markup:
-        """The HTML with each target written by `link` (a page's `url` filter, or an absolute URL)."""
-        if len(self.parts) == 1:
-            return Markup(self.parts[0])
-        return Markup("".join(part if i % 2 == 0 else html.escape(link(part)) for i, part in enumerate(self.parts)))
+    def render(self, link: Callable[[str], str], depth: int = 0) -> Markup:
+        """The HTML with each target written by `link` (a page's `url` filter, or an absolute URL).
+        depth: levels added to every heading (the first is an h2), for a place under an h2 (1)."""
+        parts = self.parts if not depth else tuple(_deeper(part, depth) if i % 2 == 0 else part
+                                                   for i, part in enumerate(self.parts))
+        if len(parts) == 1:
+            return Markup(parts[0])
+        return Markup("".join(part if i % 2 == 0 else html.escape(link(part)) for i, part in enumerate(parts)))
 
     def __html__(self) -> str:
         from .env import relative_url
@@ -65,6 +72,13 @@ class Picture:
 
 EXTERNAL_REL = "noopener nofollow"
 _VOID = frozenset({"br", "hr", "img"})
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+# a heading's tags as the rewriter writes them: every '<' of text and attribute values is escaped there
+_HEADING_TAG = re.compile(r"<(/?)h([1-6])>")
+
+
+def _deeper(markup: str, depth: int) -> str:
+    return _HEADING_TAG.sub(lambda m: f"<{m[1]}h{min(6, int(m[2]) + depth)}>", markup)
 
 
 def relative_path(base: str, ref: str) -> str | None:
@@ -98,7 +112,7 @@ def resolve_description(
     """markup: sanitized HTML. picture(ref): what an image of that reference shows, or None to drop it;
     page(ref): the site-root-relative page a relative link leads to, or None to keep only its text.
     dropped(kind, ref) is told of each image ('image') or relative link ('link') dropped."""
-    if "<a" not in markup and "<img" not in markup:  # most descriptions (and all text from EXIF/IPTC/XMP)
+    if "<a" not in markup and "<img" not in markup and "<h" not in markup:  # most, and all text from EXIF/IPTC/XMP
         return RichText((markup,), home, links)
     rewriter = _Rewriter(picture, page, dropped or (lambda kind, ref: None))
     rewriter.feed(markup)
@@ -119,6 +133,8 @@ class _Rewriter(HTMLParser):
         self.picture, self.page, self.dropped = picture, page, dropped
         self.parts: list[str] = [""]
         self.anchors: list[bool] = []  # per open <a>: whether its tags are written
+        self.outline: list[tuple[int, int]] = []  # (level written, level shown) of the headings above this point
+        self.heading: list[str] = []  # the shown tag of each open heading
 
     def emit(self, text: str) -> None:
         self.parts[-1] += text
@@ -132,6 +148,8 @@ class _Rewriter(HTMLParser):
             self._image(values)
         elif tag == "a":
             self._anchor(values)
+        elif tag in _HEADINGS:
+            self.emit(f"<{self._heading(int(tag[1]))}>")
         else:
             self.emit(f"<{tag}" + "".join(_attribute(k, v) for k, v in attrs) + ">")
 
@@ -146,10 +164,24 @@ class _Rewriter(HTMLParser):
         if tag == "a":
             if not self.anchors or not self.anchors.pop():
                 return
+        elif tag in _HEADINGS:
+            if not self.heading:
+                return
+            tag = self.heading.pop()
         self.emit(f"</{tag}>")
 
     def handle_data(self, data: str) -> None:
         self.emit(html.escape(data, quote=False))
+
+    def _heading(self, level: int) -> str:
+        """The tag a heading of this level is shown as: under the page's h1, one level below the
+        nearest heading before it of a higher level (written with fewer #), so none skips a level."""
+        while self.outline and self.outline[-1][0] >= level:
+            self.outline.pop()
+        shown = min(6, self.outline[-1][1] + 1 if self.outline else 2)
+        self.outline.append((level, shown))
+        self.heading.append(f"h{shown}")
+        return f"h{shown}"
 
     def _image(self, values: dict[str, str | None]) -> None:
         ref = values.get("src") or ""

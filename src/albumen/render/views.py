@@ -81,6 +81,7 @@ class MediaView:
     prev: MediaView | None = None
     next: MediaView | None = None
     video: dict | None = None
+    thumbs: tuple[ImageRef, ...] = ()  # the thumbnail in every published format, JPEG (thumb) first
 
     @property
     def fallback(self) -> SourceSet:
@@ -100,6 +101,15 @@ class MediaView:
         """AVIF then WebP: the order browsers should consider them in <picture>."""
         order = {"avif": 0, "webp": 1}
         return sorted((s for s in self.sources[1:]), key=lambda s: order.get(s.format, 2))
+
+    @property
+    def tile_sources(self) -> list[SourceSet]:
+        """For a tile's <picture> (a grid's, an album card's), AVIF then WebP: the thumbnail first, then
+        the display images of its format (what a template keeps of them: see the fill_tile filter)."""
+        order = {"avif": 0, "webp": 1}
+        shown = {s.format: s.images for s in self.sources}
+        modern = sorted((t for t in self.thumbs if t.format in order), key=lambda t: order[t.format])
+        return [SourceSet(t.format, (t, *shown.get(t.format, ()))) for t in modern]
 
     @property
     def aspect(self) -> float:

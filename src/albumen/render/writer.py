@@ -50,6 +50,7 @@ class PageWriter:
         self.early: list[str] = []  # pages written before that (see EarlyPages), counted then
         self.offered: list = []
         self.held = 0  # media views held by the offered pages alone
+        self.deferred_keys: dict[str, str] = {}  # pages waiting in the sink to replace the last build's
         renderer.page_ok = self.as_written
 
     def as_written(self, album_uri: str | None, dest_uris: Iterable[str]) -> bool:
@@ -88,7 +89,7 @@ class PageWriter:
         if task.kept:  # listed from its album's record, checked then (see as_written)
             return False
         if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
-            return recorded != task.key  # (the key it was written with)
+            return self.deferred_keys.get(task.dest_uri, recorded) != task.key  # (the key it was written with)
         path = os.path.join(self.report.output, *task.dest_uri.split("/"))
         return (
             self.forced(task.album_uri)
@@ -101,7 +102,10 @@ class PageWriter:
     def flush(self) -> None:
         cache, offered = self.cache, self.offered
         self.offered, self.held = [], 0
+        albums = self.renderer.ctx.albums
         if not offered:
+            if albums is not None:
+                albums.commit(deferred=self.sink.is_deferred)
             return
         conflict = cache.claim_pages([(t.dest_uri, t.origin or t.template) for t in offered])
         if conflict is not None:
@@ -115,10 +119,9 @@ class PageWriter:
         unknown = {t.dest_uri for t in pending if t.dest_uri not in recorded}  # never written by a build here
         cache.mark_current(t.dest_uri for t in offered)
         del offered, recorded
-        albums = self.renderer.ctx.albums
         if not pending:
             if albums is not None:
-                albums.commit()
+                albums.commit(deferred=self.sink.is_deferred)
             return
         cache.reserve_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
         failed: set[str] = set()  # pages a plugin failed: not written (the last build's file stays), tried again next time
@@ -139,11 +142,32 @@ class PageWriter:
             else:
                 self.early.append(task.dest_uri)
         cache.stamp_outputs(self.sink.take_stamps())
-        # after the page is written
-        cache.set_page_keys([(t.dest_uri, t.key) for t in pending if t.dest_uri not in failed])
+        # after the page is written (in place: one that replaces the last build's, at commit())
+        keys = []
+        for task in pending:
+            if task.dest_uri in failed:
+                continue
+            if self.sink.is_deferred(task.dest_uri):
+                self.deferred_keys[task.dest_uri] = task.key
+            else:
+                self.deferred_keys.pop(task.dest_uri, None)
+                keys.append((task.dest_uri, task.key))
+        cache.set_page_keys(keys)
         self.report.pages_rendered += len(pending) - len(failed)
-        if albums is not None:
-            albums.commit(failed)  # the albums whose pages were all offered are now as listed
+        if albums is not None:  # the albums whose pages were all offered are now as listed (those
+            # whose new pages wait to replace the last build's, once they are in place: see commit)
+            albums.commit(failed, self.sink.is_deferred)
+
+    def commit(self) -> None:
+        """Put the pages that replace the last build's in place, now that every new page is written
+        (see DiskSink.defer_replacements), and record what they are."""
+        self.flush()
+        self.sink.commit()
+        self.cache.stamp_outputs(self.sink.take_stamps())
+        self.cache.set_page_keys(list(self.deferred_keys.items()))
+        self.deferred_keys = {}
+        if self.renderer.ctx.albums is not None:
+            self.renderer.ctx.albums.settle()
 
 
 class EarlyPages:
@@ -157,10 +181,11 @@ class EarlyPages:
     fails later: their album has media that were made, and its page count depends only on those.
     """
 
-    def __init__(self, gallery: Gallery, todo: list, paced: bool = True) -> None:
+    def __init__(self, gallery: Gallery, todo: list, paced: bool = True, later: Container[str] = ()) -> None:
         """todo: the jobs not made yet. paced: leave gaps between slices of work (see work), in which
         several workers get their next tasks (one worker has enough queued ahead). Pages are written
-        once `writer` is set."""
+        once `writer` is set. later: albums whose pages wait for every image (a password album's
+        manifest lists its sub-albums' photos too)."""
         self.writer: PageWriter | None = None
         self.paced = paced
         self.gallery = gallery
@@ -180,6 +205,9 @@ class EarlyPages:
             for album in covers.get(job.job_id, ()):
                 self.waits[album] += 1
                 self.covers.setdefault(job.job_id, []).append(album)
+        for uri in albums:
+            if uri in later:
+                self.waits[uri] += 1 << 40  # never ready
         self.ready: deque[str] = deque(uri for uri in albums if not self.waits[uri])
         self.listed: set[str] = set()
         self.current: Iterator | None = None  # the pages of the album being written
@@ -245,7 +273,7 @@ class EarlyPages:
 
 def make_renderer(
     gallery: Gallery, plan: SitePlan, cache: BuildCache, config: Config, theme: Path | None, plugins: Any = None,
-    folders: dict[str, str] | None = None,
+    output: str | None = None, folders: dict[str, str] | None = None,
 ) -> SiteRenderer:
     """The page renderer, its templates compiled. Views are built from the gallery when pages are listed.
 
@@ -258,7 +286,7 @@ def make_renderer(
     renderer = SiteRenderer(
         RenderContext(
             gallery, plan, CachedPlaceholders(plan, cache), config, theme, digests=ViewDigests(cache),
-            compiled=cache.folder, plugins=plugins, folders=folders,
+            compiled=cache.folder, plugins=plugins, output=output, folders=folders,
             albums=AlbumRecords(cache) if folders is not None else None,
         )
     )
@@ -320,7 +348,7 @@ def render_pages(writer: PageWriter, listed: Container[str], reporter: Reporter,
         writer.offer(task)
     writer.flush()
     if renderer.ctx.albums is not None:
-        renderer.ctx.albums.finish()
+        renderer.ctx.albums.finish(sink.is_deferred)
     indexes = folder_index_pages(cache.folders_without_index(), config.pages.links)
     cache.reserve_outputs((p.dest_uri for p in indexes), current=True)
     for page in indexes:
