@@ -133,6 +133,9 @@ def test_build_each_namespaces_private_links_and_takes_down_removed_galleries(tm
     tokens = {name: [p.name for p in (out / name / "p").iterdir() if p.is_dir()] for name in ("ann", "ben")}
     assert len(tokens["ann"]) == len(tokens["ben"]) == 1 and tokens["ann"] != tokens["ben"]  # unrelated links
     assert not (out / "ann" / "family").exists()
+    listed = run_cli("links", "--each", str(root), "-o", str(out), "--url", "https://ex.org/club/")
+    for name in ("ann", "ben"):  # each gallery's own link, as published
+        assert f"Family: https://ex.org/club/{name}/p/{tokens[name][0]}/" in listed.stdout, listed.output
     # a gallery that cannot be built is reported; the others are built
     (root / "Ann" / "albumen.toml").write_text("title = [\n")
     make_jpeg(root / "Ben" / "new.jpg", size=(320, 240))
@@ -200,3 +203,30 @@ def test_sigterm_mid_rebuild_leaves_a_complete_site_and_no_worker(tmp_path):
     assert not list(out.rglob(".albumen-tmp-*"))
     for name in ("alice", "bob", "club-night"):
         assert crawl(out / name).broken == [], name  # every page's images in place
+
+
+def test_an_output_held_by_another_build_is_built_once_free(tmp_path):
+    from albumen.locks import hold_output
+
+    src, site = tmp_path / "photos", tmp_path / "site"
+    make_jpeg(src / "a.jpg", size=(320, 240))
+    site.mkdir()
+    log: list[str] = []
+    options = WatchOptions(jobs=1, debounce_ms=200, settle_seconds=0.3, poll_seconds=0.5)
+    with hold_output(site.resolve(), can_wait=False):  # another build writes it
+        thread = threading.Thread(target=watch_galleries, daemon=True, args=(
+            OneGallery(Site("", src.resolve(), site.resolve(), None)), options, log.append))
+        thread.start()
+        try:
+            assert options.ready.wait(120), log
+            assert any(line.startswith("not built yet: ") for line in log), log
+            assert not (site / "index.html").exists()
+        except BaseException:
+            options.stop.set()
+            raise
+    try:
+        assert wait_for(lambda: (site / "a" / "index.html").is_file()), log
+        assert wait_for(lambda: any(line.startswith("built in ") for line in log)), log
+    finally:
+        options.stop.set()
+        thread.join(30)

@@ -700,7 +700,11 @@ def set_meta(path: Path, assignments: tuple[str, ...], dry_run: bool) -> None:
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Config file (default: ./{CONFIG_NAME} when present).")
 @click.option("--rotate", metavar="ALBUM", help="Give ALBUM (its path relative to SOURCE) a new link; the old one stops working at the next build.")
-def links(source, output, config_path, rotate) -> None:
+@click.option("--each", "each_root", type=click.Path(file_okay=False, path_type=Path), metavar="ROOT",
+              help="The galleries of 'albumen build/watch --each ROOT' (each has links of its own); "
+              "--rotate then takes FOLDER/ALBUM.")
+@click.option("--url", "base_url", metavar="URL", help="With --each: the URL given to build or watch.")
+def links(source, output, config_path, rotate, each_root, base_url) -> None:
     """List the private albums of SOURCE with their links.
 
     An album is private when its index.md says 'private: true' or the config lists it in
@@ -711,7 +715,46 @@ def links(source, output, config_path, rotate) -> None:
     Examples:
       albumen links ~/Pictures
       albumen links ~/Pictures --rotate "Holidays/Family"
+      albumen links --each /srv/photos -o /var/www/photos --rotate "Alice/Family"
     """
+    if each_root is None and base_url is None:
+        try:
+            loaded, src, out = _locations(source, output, config_path, "links")
+        except AlbumenError as exc:
+            fail(exc)
+            return
+        _links_of(loaded, src, out, rotate)
+        return
+    from .host.sites import check_roots, find_galleries
+    from .process.plan import slugify
+    from .tokens import secret_namespace
+
+    _each_options("links", source, each_root, base_url, config_path)
+    try:
+        root, outroot = check_roots(each_root, output or Path("_build"))
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    folder, _, album = (rotate or "").partition("/")
+    found = find_galleries(root, outroot, base_url)
+    if rotate is not None and (not album or slugify(folder) not in found.sites):
+        fail(UsageError(f"{rotate!r} is not FOLDER/ALBUM of a gallery in {root}",
+                        hint="give the gallery's folder, then the album's path in it: 'Alice/Holidays/Family'"))
+    for site in found.sites.values():
+        if rotate is not None and site.name != slugify(folder):
+            continue
+        _say(f"{site.name} ({site.source}):")
+        with secret_namespace(site.name):
+            try:
+                loaded = site.load()
+            except AlbumenError as exc:
+                _say(f"error: {exc}", err=True)
+                continue
+            _links_of(loaded, site.source, site.output, album if rotate is not None else None)
+
+
+def _links_of(loaded, src: Path, out: Path, rotate: str | None) -> None:
+    """The private albums of one gallery and their links (albumen links)."""
     from .build import cache_location, check_home, check_paths
     from .cache import BuildCache
     from .config import album_path
@@ -729,7 +772,6 @@ def links(source, output, config_path, rotate) -> None:
     from .tokens import rotate as rotate_link
 
     try:
-        loaded, src, out = _locations(source, output, config_path, "links")
         src, out = check_paths(src, out)
         check_home(src, out)
         config = loaded.config

@@ -79,6 +79,7 @@ class _State:
     theme: Path | None = None
     stamp: tuple | None = None  # the folder and config as the last build started
     waiting: bool = False  # said that its photo folder is missing or empty
+    blocked: list[str | None] | None = None  # why it is to be built, while another process holds its output
     deployed: bool = False  # deployed once since the start
 
 
@@ -193,6 +194,8 @@ class Host:
                 self.remove(name)
         for name, site in found.sites.items():
             state = self.known.get(name)
+            if state is not None and state.blocked is not None and name not in self.pending:
+                self.pending[name], state.blocked = state.blocked, None  # is its output free now?
             if state is None:
                 state = self.known[name] = _State(site)
                 self.hold(state)
@@ -247,6 +250,7 @@ class Host:
             return
         state.waiting = False
         if state.lock is None and not self.hold(state):
+            state.blocked = reasons  # tried again at the next look at the folders
             return
         why = None if None in reasons else "; ".join(dict.fromkeys(r for r in reasons if r))
         self.building = site
@@ -284,7 +288,7 @@ class Host:
                 self.say_once(f"{state.site.label}warning: {warning}")
         except (AlbumenError, OSError) as exc:
             stack.close()
-            self.say_once(f"{state.site.label}not built while {exc} (tried again at its next change)")
+            self.say_once(f"{state.site.label}not built yet: {exc} (tried again every few seconds)")
             return False
         state.lock = stack
         return True
