@@ -188,6 +188,7 @@
       return;
     }
     form.elements.password.value = "";
+    window.sealedTimes.unwrapped = performance.now();
     if (form.elements.remember.checked) await remembered.put(pwKey);
     button.disabled = false;
     open(form.elements.remember.checked);
@@ -212,6 +213,7 @@
     main.hidden = false;
     if (tools && kept) tools.hidden = false;
     say("");
+    if (window.sealedTimes) window.sealedTimes.open = performance.now();
     state("open");
     addEventListener("hashchange", route);
     route();
