@@ -128,7 +128,7 @@ def build(
     started = time.perf_counter()
     config = loaded.config
     source, output = check_paths(options.source, options.output)
-    theme = loaded.resolve(config.theme)
+    theme = loaded.resolve(config.theme.path)
     # the folders and programs the config names, checked together: every problem is told at once
     problems: list[AlbumenError] = []
 
@@ -140,9 +140,9 @@ def build(
             return None
 
     if theme is not None and not theme.is_dir():
-        problems.append(UsageError(f"theme folder not found: {theme}", hint="check the 'theme' setting"))
+        problems.append(UsageError(f"theme folder not found: {theme}", hint="check the 'theme.path' setting"))
     elif theme is not None and not (theme / "templates").is_dir() and not (theme / "static").is_dir():
-        problems.append(UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme' setting"))
+        problems.append(UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme.path' setting"))
     cache_dir = checked(lambda: cache_location(loaded, source, output))
     checked(lambda: check_home(source, output))
     ffmpeg = checked(lambda: _ffmpeg(loaded))  # a wrong videos.ffmpeg stops here, before anything is written

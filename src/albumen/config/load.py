@@ -100,6 +100,8 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
     section_values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
     top_fields = {f.name: f for f in fields(Config) if f.name not in SECTIONS and not f.metadata.get("internal")}
 
+    if isinstance(data.get("theme"), str):  # the short form of [theme] path, the only one before [theme]
+        data = {**data, "theme": {"path": data["theme"]}}
     for key, value in data.items():
         if key in ("plugins", "plugin"):
             continue  # below: the plugins' own schemas are known once they are loaded
@@ -316,6 +318,8 @@ def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> 
             problems.append(f"{key}: expected a time zone name such as 'Europe/Paris' or 'UTC', got {value!r}")
     elif kind == "segment" and not re.match(r"^[a-z0-9][a-z0-9_-]*$", value):
         problems.append(f"{key}: expected one URL segment of lower-case letters, digits, '-' or '_', got {value!r}")
+    elif kind == "colour" and value and not re.fullmatch(r"#[0-9a-fA-F]{6}", value):
+        problems.append(f"{key}: expected a colour written '#rrggbb' (such as '#c0392b'), got {value!r}")
     elif kind == "scheduler" and value and scheduler_target(value) is None:
         problems.append(f"{key}: expected 'local', 'local:N' or a Dask scheduler's address such as "
                         f"'tcp://HOST:8786', got {value!r}")

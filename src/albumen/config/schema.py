@@ -168,6 +168,28 @@ class FeedsConfig:
 
 
 @dataclass(frozen=True)
+class ThemeConfig:
+    path: str = setting(
+        "",
+        "Folder of a theme whose templates/ and static/ files override the default theme file by file. "
+        "(The short form theme = \"my-theme\" at the top of the file sets it too.)",
+        kind="path",
+    )
+    scheme: str = setting(
+        "auto",
+        "Colours of the pages: 'auto' follows the visitor's system (light or dark), 'light' and 'dark' fix them. "
+        "The photo viewer is always dark.",
+        choices=("auto", "light", "dark"),
+    )
+    accent: str = setting(
+        "",
+        "Accent colour of links, focus rings and the current page, as '#rrggbb'. Default: the theme's blue. It is "
+        "darkened on light pages and lightened on dark ones as far as needed to stay readable.",
+        kind="colour",
+    )
+
+
+@dataclass(frozen=True)
 class Config:
     title: str = setting("", "Site title. Default: the name of the photo folder.")
     description: str = setting("", "One line about the site, used in page metadata.")
@@ -192,11 +214,6 @@ class Config:
         "date) by its file's modification time. Off, such media show no date and come after the dated ones in the "
         "stream and in date orders: a file's time is when it was copied or edited, and a photo of 2005 copied "
         "today would read as today's and lead the stream.",
-    )
-    theme: str = setting(
-        "",
-        "Folder of a theme whose templates/ and static/ files override the default theme file by file.",
-        kind="path",
     )
     private: tuple[str, ...] = setting(
         [],
@@ -256,6 +273,7 @@ class Config:
         "of its own, [plugin.NAME]. See docs/PLUGINS.md.",
     )
     sort: SortConfig = field(default_factory=SortConfig, metadata={"doc": "How albums and media are ordered."})
+    theme: ThemeConfig = field(default_factory=ThemeConfig, metadata={"doc": "The look of the site."})
     images: ImagesConfig = field(default_factory=ImagesConfig, metadata={"doc": "Resized images."})
     thumbnails: ThumbnailsConfig = field(default_factory=ThumbnailsConfig, metadata={"doc": "Grid thumbnails."})
     videos: VideosConfig = field(default_factory=VideosConfig, metadata={"doc": "Published videos."})
