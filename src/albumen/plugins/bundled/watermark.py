@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from albumen.plugins import ImageFilter, OptionsError, hookimpl, setting
 
-from .marks import POSITIONS, faded, lay_over, place, roles
+from .marks import POSITIONS, faded, lay_over, made_once, place, roles
 
 __version__ = "1"  # bumped when the mark is drawn differently: the marked images are made again
 
@@ -79,11 +79,7 @@ def albumen_options():
 def albumen_image_filters(options: Options, media):
     if media.private and not options.private:
         return None
-    made = options.__dict__.get("_filter")
-    if made is None:  # once per loaded config (the hook is asked for each photo)
-        made = _filter(options)
-        object.__setattr__(options, "_filter", made)
-    return made
+    return made_once(options, _filter)
 
 
 def _filter(options: Options) -> ImageFilter:
