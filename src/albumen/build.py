@@ -246,6 +246,9 @@ def _run(
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
     links = private_links(gallery, config, report)
     units = load_units(gallery, config, links, report.warnings)  # password albums' keys (see seal)
+    if units and cluster is not None:
+        report.notes.append("password albums' keys travel with their jobs to the Dask workers, which encrypt their "
+                            "files: use a scheduler you trust, over TLS")
     plan = plan_site(gallery, config, str(output), str(source), links, _video_encoder(gallery, ffmpeg), plugins, units)
     leftovers, reported = public_leftovers(
         output, cache, ((uri, public_dir(uri, config.pages.slugs)) for uri in marked_private(gallery))
