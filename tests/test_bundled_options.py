@@ -167,6 +167,24 @@ def test_the_notice_is_drawn_with_the_bundled_font_only_where_it_fits():
     left, _, right, _ = _changed_box(image, long)
     assert left >= 15 and right <= 385  # made smaller to fit across, within the margins
     assert Path(copyright.FONT).is_file() and (Path(copyright.FONT).parent / "LICENSE-DejaVu.txt").is_file()
+    given = {**options, "font": copyright.FONT, "font_digest": "d"}  # a font given by path: the same letters
+    assert copyright.draw(image, _ctx(given, MediaFacts(author="Ann"))).tobytes() == out.tobytes()
+
+
+def test_a_given_font_is_checked_and_counts_by_its_content(tmp_path):
+    import shutil
+
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    shutil.copy(copyright.FONT, cfg / "mine.ttf")
+    (cfg / "broken.ttf").write_bytes(b"not a font")
+    conf = write_config(tmp_path, 'plugins = ["copyright"]\n[plugin.copyright]\nfont = "broken.ttf"\n')
+    assert _problems(conf)[0].startswith(f"plugin.copyright.font: {cfg / 'broken.ttf'} is not a TrueType or OpenType font")
+    conf.write_text('plugins = ["copyright"]\n[plugin.copyright]\nfont = "mine.ttf"\n')
+    options = load_config(conf).config.loaded_plugins[0].options
+    made = copyright.albumen_image_filters(options, MediaFacts(private=False))
+    assert made.options["font"] == str(cfg / "mine.ttf") and made.options["font_digest"] == _digest(cfg / "mine.ttf")
+    assert made.facts == ("author", "date") and made.roles == ("display", "poster")
 
 
 def test_adjust_takes_an_albums_factors_and_does_nothing_when_all_are_one():
@@ -185,3 +203,49 @@ def test_adjust_takes_an_albums_factors_and_does_nothing_when_all_are_one():
     out = adjust.draw(grey, _ctx({"color": 0.0, "brightness": 1.0, "contrast": 1.0, "sharpness": 1.0}))
     r, g, b, a = out.getpixel((5, 5))
     assert r == g == b and a == 128  # black and white, transparency kept
+
+
+def test_the_guides_examples_load(tmp_path):
+    """Each example of docs/PLUGINS.md's bundled pixel plugins, and README's, is a config Albumen loads
+    (with a watermark.png beside it)."""
+    import re
+
+    from conftest import REPO
+
+    guide = (REPO / "docs" / "PLUGINS.md").read_text(encoding="utf-8")
+    section = guide.split("## The bundled pixel plugins", 1)[1].split("\n## ", 1)[0]
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```toml\n(.*?)```", section, re.S)
+    examples += [e for e in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[plugin.watermark]" in e]
+    assert len(examples) == 4
+    _mark(tmp_path / "cfg" / "watermark.png")
+    for text in examples:
+        loaded = load_config(write_config(tmp_path, text)).config.loaded_plugins
+        assert {info.name for info in loaded} <= {"watermark", "copyright", "adjust"} and loaded
+    meta = re.search(r"```markdown\n---\n(.*?)---\n```", section, re.S).group(1)
+    album = dict(line.split(": ", 1) for line in meta.splitlines())
+    made = adjust.albumen_image_filters(adjust.Options(), MediaFacts(album="Night", album_meta=album, private=False))
+    assert made.options["brightness"] == 1.3 and made.options["color"] == 1.2
+
+
+@pytest.mark.parametrize("factors", [
+    {"color": 1.1, "brightness": 1.05, "contrast": 1.1, "sharpness": 1.2},
+    {"color": 2.0, "brightness": 1.0, "contrast": 2.0, "sharpness": 0.5},
+    {"color": 1.0, "brightness": 1.4, "contrast": 0.7, "sharpness": 1.0},
+])
+def test_adjust_gives_sigals_pixels_within_three_levels(factors):
+    """Sigal's adjust (pilkit): ImageEnhance's Color, Brightness, Contrast and Sharpness in turn; Albumen
+    makes brightness and contrast one lookup table, and must not drift from what Sigal published."""
+    from PIL import ImageEnhance
+
+    rng = np.random.default_rng(7)
+    ramp = np.linspace(0, 255, 320)[None, :, None] * np.array([1.0, 0.6, 0.3])
+    pixels = np.clip(ramp + rng.normal(0, 25, (240, 320, 3)), 0, 255).astype(np.uint8)
+    image = Image.fromarray(pixels, "RGB")
+    sigal = image
+    for name in ("Color", "Brightness", "Contrast", "Sharpness"):
+        if factors[name.lower()] != 1.0:
+            sigal = getattr(ImageEnhance, name)(sigal).enhance(factors[name.lower()])
+    ours = adjust.draw(image, _ctx(factors, size=image.size))
+    diff = np.abs(np.asarray(ours, dtype=np.int16) - np.asarray(sigal, dtype=np.int16))
+    assert diff.max() <= 3 and diff.mean() < 0.1, (diff.max(), diff.mean())

@@ -199,7 +199,8 @@ def test_sigal_template_with_every_setting_given(tmp_path):
     assert result.exit_code == 0, result.output
     assert "not a setting of Sigal" not in result.output
     data = tomllib.loads(toml.read_text(encoding="utf-8"))
-    assert data[PLUGINS_KEY] == ["adjust", "compress", "copyright"]
+    assert data[PLUGINS_KEY] == ["adjust", "compress", "copyright", "documents"]
+    assert data[PLUGIN_TABLE]["documents"] == {"extensions": ["pdf"]}  # Sigal's nonmedia_files
     assert data[PLUGIN_TABLE]["adjust"] == {"color": 1.0, "brightness": 1.0, "contrast": 1.0, "sharpness": 1.0}
     assert data[PLUGIN_TABLE]["compress"] == {"formats": ["gzip"], "extensions": ["htm", "html", "css", "js", "svg"]}
     assert data[PLUGIN_TABLE]["copyright"]["text"] == "© An example copyright message"
@@ -441,6 +442,51 @@ def test_docs_cover_every_sigal_setting_and_plugin():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "SIGAL.md").read_text(encoding="utf-8")
     missing = [name for name in [*SIGAL_DEFAULTS, *PLUGINS] if f"`{name}`" not in doc]
     assert missing == []
+
+
+ARCHIVES = '''\
+source = "pictures"
+plugins = ["sigal.plugins.zip_gallery", "sigal.plugins.titleregexp", "sigal.plugins.compress_assets"]
+zip_gallery = "{album.name}.zip"
+zip_media_format = "resized"
+titleregexp = {"regexp": [{"search": r"^[0-9-]+ (.*)$", "replace": r"\\1", "count": 1}], "substitute": [["_", " "]]}
+compress_assets_options = {"method": "brotli", "suffixes": ["html", "css"]}
+'''
+
+
+def test_zip_gallery_titleregexp_and_compress_assets_become_albumens_plugins_and_build(tmp_path):
+    """Sigal's zip_gallery, titleregexp and compress_assets are carried over to the bundled zip, titles and
+    compress plugins, and a build with the imported file does what Sigal's did: an archive per album, the
+    albums' titles rewritten (not the photos'), Brotli copies of the pages and the CSS only."""
+    import brotli
+
+    from conftest import make_jpeg, soup
+
+    make_jpeg(tmp_path / "pictures" / "2024-07-02 Zermatt_walk" / "a.jpg", size=(200, 150))
+    (tmp_path / "pictures" / "2024-07-02 Zermatt_walk" / "a.md").write_text("title: 2024-07-02 snow_field\n")
+    result, toml = import_conf(tmp_path, ARCHIVES)
+    assert result.exit_code == 0, result.output
+    data = tomllib.loads(toml.read_text(encoding="utf-8"))
+    assert data[PLUGINS_KEY] == ["zip", "titles", "compress"]
+    assert data[PLUGIN_TABLE] == {
+        "zip": {"source": "largest"},
+        "titles": {"rules": [
+            {"pattern": "^[0-9-]+ (.*)$", "replace": "\\1", "count": 1, "albums": True, "media": False},
+            {"pattern": "_", "replace": " ", "count": 0, "albums": True, "media": False},
+        ]},
+        "compress": {"formats": ["brotli"], "extensions": ["html", "css"]},
+    }
+    built = run_cli("build", "-c", str(toml), "-o", str(tmp_path / "site"), "-j", "1")
+    assert built.exit_code == 0, built.output
+    site = tmp_path / "site"
+    album = next(p for p in site.iterdir() if p.name.startswith("2024"))
+    assert soup(album / "index.html").select_one("h1").get_text() == "Zermatt walk"
+    assert soup(album / "a" / "index.html").select_one("title").get_text().startswith("2024-07-02 snow_field")
+    with zipfile.ZipFile(album / "album.zip") as archive:
+        assert archive.namelist() == ["a.jpg"]
+    assert brotli.decompress((album / "index.html.br").read_bytes()) == (album / "index.html").read_bytes()
+    assert (site / "static" / "albumen.css.br").is_file() and not (site / "static" / "albumen.js.br").exists()
+    assert not list(site.rglob("*.gz"))
 
 
 def test_watermark_copyright_and_adjust_are_carried_over_as_albumen_checks_them(tmp_path):

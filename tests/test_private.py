@@ -83,19 +83,40 @@ def listed_links(src: Path, site: Path, *extra: str) -> dict[str, Path]:
     return found
 
 
+def readable(path: Path):
+    """What a file holds as a visitor gets it: (what, bytes) of its own bytes, of a .gz or .br copy
+    decompressed, and of each member of a ZIP archive (its name with its bytes)."""
+    import gzip
+    import zipfile
+
+    import brotli
+
+    data = path.read_bytes()
+    yield "", data
+    if path.suffix == ".gz":
+        yield "gunzipped", gzip.decompress(data)
+    elif path.suffix == ".br":
+        yield "unbrotlied", brotli.decompress(data)
+    elif path.suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                yield f"member {info.filename}", info.filename.encode() + b"\0" + archive.read(info)
+
+
 def assert_nowhere_public(site: Path, words: list[str]) -> int:
-    """No file outside the private folders (pages, feeds, sitemap, stream, images' names...) holds any of
-    the words, nor names a private folder; returns how many files were read."""
+    """No file outside the private folders (pages, feeds, sitemap, stream, images' names, compressed copies
+    decompressed, archives' members and their names...) holds any of the words, nor names a private
+    folder; returns how many files and members were read."""
     roots = private_roots(site) if (site / "p").is_dir() else []
     forbidden = [w.encode() for w in words] + [root.name.encode() for root in roots]
     checked = 0
     for path in site.rglob("*"):
         if path.is_file() and not any(root in path.parents for root in roots):
-            data = path.read_bytes()
             name = str(path.relative_to(site)).encode()
-            for word in forbidden:
-                assert word not in data and word not in name, f"{word!r} leaks in {path.relative_to(site)}"
-            checked += 1
+            for what, data in readable(path):
+                for word in forbidden:
+                    assert word not in data and word not in name, f"{word!r} leaks in {path.relative_to(site)} {what}"
+                checked += 1
     return checked
 
 
@@ -161,6 +182,38 @@ def test_no_public_page_or_file_a_plugin_adds_holds_anything_of_a_private_album(
     inside = sorted(site.glob("p/*/tints/index.html")) + sorted(site.glob("p/*/*/tints/index.html"))
     assert len(inside) == 6 and any(b"Karamazov" in page.read_bytes() for page in inside)  # those with photos
     assert assert_nowhere_public(site, SECRET_STRINGS + tokens) > 20
+
+
+def test_no_public_archive_page_or_compressed_copy_holds_anything_of_a_private_album(tree, tmp_path):
+    """The bundled zip, compress and documents plugins: every public archive (its members' names and
+    bytes), every .gz and .br copy (decompressed) and every page is read by the leak scan; each private
+    album's archive and copies are in its own folder, where its photos really are (so the scan would see
+    them if they leaked); a public album's links into private albums put nothing of them in its archive."""
+    import zipfile
+
+    from test_documents import make_pdf
+
+    make_pdf(tree / "Trips" / "Zanzibar Secretwedding" / "xq-secret-plan.pdf")
+    (tree / "Trips" / "Zanzibar Secretwedding" / "xq-secret-plan.pdf.md").write_text("title: Karamazov seating plan\n")
+    make_pdf(tree / "Trips" / "Beach" / "tide-table.pdf")
+    site = tmp_path / "site"
+    conf = write_config(tmp_path, 'plugins = ["documents", "zip", "compress"]\n' + CONFIG)
+    build_site(tree, site, "-c", str(conf))
+    tokens = [root.name for root in private_roots(site)]
+    public_zips = sorted(p for p in site.rglob("*.zip") if p.parts[len(site.parts)] != "p")
+    assert {str(p.relative_to(site)) for p in public_zips} == {"album.zip", "aaa-links/album.zip", "trips/beach/album.zip"}
+    with zipfile.ZipFile(site / "aaa-links" / "album.zip") as archive:
+        assert archive.namelist() == ["aaa-public.jpg"]  # not the links into private albums
+    with zipfile.ZipFile(site / "trips" / "beach" / "album.zip") as archive:
+        assert archive.namelist() == ["sun.jpg", "sand.jpg", "tide-table.pdf"]
+    private_zips = sorted(site.glob("p/*/album.zip")) + sorted(site.glob("p/*/*/album.zip"))
+    assert len(private_zips) == 6  # the wedding, its second day, its sanctum, the vault, its deep vault, the shell's
+    inside = b"".join(data for path in private_zips for _, data in readable(path))
+    assert b"Privatus Artisticus" in inside and b"xq-secret-plan.pdf" in inside  # the artist is kept in published images
+    assert list(site.glob("p/*/index.html.br")) and list(site.glob("p/*/index.html.gz"))
+    assert b"Karamazov" in b"".join(data for p in site.glob("p/*/index.html.gz") for _, data in readable(p))
+    checked = assert_nowhere_public(site, SECRET_STRINGS + tokens)
+    assert checked > 100
 
 
 def test_private_pages_are_marked_and_do_not_link_other_private_albums(tree, tmp_path):

@@ -46,6 +46,11 @@ def test_classifier_orders_and_filters_changes(tmp_path):
     d = classify_changes({("added", str(src / "scan0001"))}, str(src), None, None, None)
     assert d.action == Action.MEDIA and d.media == {str(src / "scan0001")}
     assert "media added: a/x.jpg" in decide(("added", "/p/a/x.jpg")).summary()
+    # a file the config's plugins read (a watermark's PNG, beside the config or hidden in the photo folder)
+    for mark in ("/c/mark.png", "/p/.mark.png"):
+        d = classify_changes({("modified", mark)}, "/p", "/c/albumen.toml", None, "/site", config_files=[mark])
+        assert d.action == Action.CONFIG and d.reasons == [f"{mark[3:]} modified (a file of the config's plugins)"]
+    assert decide(("modified", "/c/mark.png")).action == Action.NOTHING  # not one of them
 
 
 # ---------------------------------------------------------------------------------------------
@@ -441,3 +446,41 @@ def test_a_build_into_a_served_folder_refuses_naming_the_server(tmp_path):
         server.send_signal(signal.SIGTERM)
         server.communicate(timeout=30)
     assert run_cli("build", str(src), "-o", str(site)).exit_code == 0  # its lock went with it
+
+
+def test_a_watermark_edited_while_serving_re_marks_the_images(tmp_path):
+    """The watermark's PNG is read with the config (its content is in the marked images' names): the
+    server watches it as it watches the config, and a new mark re-makes the marked images, and only them."""
+    from PIL import Image
+
+    src = tmp_path / "photos"
+    make_jpeg(src / "Trip" / "a.jpg", size=(400, 300), color=(40, 40, 40))
+    Image.new("RGBA", (100, 50), (255, 0, 0, 255)).save(tmp_path / "mark.png")
+    conf = tmp_path / "albumen.toml"
+    conf.write_text('plugins = ["watermark"]\n[plugin.watermark]\nimage = "mark.png"\nopacity = 1.0\nscale = 0.5\n'
+                    'position = "center"\n')
+    site = tmp_path / "site"
+    log: list[str] = []
+    options = ServeOptions(source=src, output=site, config_path=conf, port=0, jobs=1, debounce_ms=200,
+                           settle_seconds=0.3)
+    thread = threading.Thread(target=serve, args=(options, build, log.append), daemon=True)
+    thread.start()
+    try:
+        assert options.ready.wait(60), log
+
+        def centre() -> tuple[int, ...] | None:
+            found = list((site / "trip" / "a").glob("a.400w.*.jpg"))
+            if len(found) != 1:
+                return None
+            with Image.open(found[0]) as im:
+                return im.convert("RGB").getpixel((200, 150))
+
+        assert wait_for(lambda: centre() is not None and centre()[0] > 200 and centre()[2] < 60), (centre(), log)
+        thumbs = sorted(p.name for p in site.rglob("*.thumb.*"))
+        Image.new("RGBA", (100, 50), (0, 0, 255, 255)).save(tmp_path / "mark.png")
+        assert wait_for(lambda: (c := centre()) is not None and c[2] > 200 and c[0] < 60), (centre(), log)
+        assert wait_for(lambda: any("mark.png modified (a file of the config's plugins)" in line for line in log)), log
+        assert sorted(p.name for p in site.rglob("*.thumb.*")) == thumbs  # not marked: not made again
+    finally:
+        options.stop.set()
+        thread.join(20)

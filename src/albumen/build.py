@@ -32,6 +32,7 @@ from .lastbuild import fingerprint, restore_summary, save_summary
 from .locks import hold_output
 from .model import Gallery
 from .pool import WorkerPool
+from .process.cluster import DaskCluster, cluster_for
 from .process.executor import run_jobs
 from .process.plan import plan_jobs, plan_site, public_dir
 from .process.remaining import placeholder_key, remaining_jobs
@@ -40,8 +41,9 @@ from .process.specs import VideoJob
 from .render.hooks import PluginGallery, template_dirs
 from .render.writer import EarlyPages, PageWriter, make_renderer, render_pages
 from .report import BuildReport, QuietReporter, Reporter, plural, some
-from .scan import WalkReport, check_private, scan_source, walk_source
+from .scan import WalkReport, check_private, password_albums, scan_source, walk_source
 from .scan.arrange import is_published
+from .seal.keys import load_units
 from .tokens import albumen_home, marked_private, private_links
 from .write import DiskSink, outputs_not_as_written
 from .write.extra import write_extra_outputs
@@ -60,6 +62,7 @@ class BuildOptions:
     force: bool = False
     force_albums: tuple[str, ...] = ()  # glob patterns of album paths to redo
     wait: bool = False  # another process building into the output: wait for it instead of refusing
+    scheduler: str | None = None  # where images are made (see config's scheduler); None: the config's
 
 
 def _inside(child: Path, parent: Path) -> bool:
@@ -125,7 +128,7 @@ def build(
     started = time.perf_counter()
     config = loaded.config
     source, output = check_paths(options.source, options.output)
-    theme = loaded.resolve(config.theme)
+    theme = loaded.resolve(config.theme.path)
     # the folders and programs the config names, checked together: every problem is told at once
     problems: list[AlbumenError] = []
 
@@ -137,12 +140,13 @@ def build(
             return None
 
     if theme is not None and not theme.is_dir():
-        problems.append(UsageError(f"theme folder not found: {theme}", hint="check the 'theme' setting"))
+        problems.append(UsageError(f"theme folder not found: {theme}", hint="check the 'theme.path' setting"))
     elif theme is not None and not (theme / "templates").is_dir() and not (theme / "static").is_dir():
-        problems.append(UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme' setting"))
+        problems.append(UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme.path' setting"))
     cache_dir = checked(lambda: cache_location(loaded, source, output))
     checked(lambda: check_home(source, output))
     ffmpeg = checked(lambda: _ffmpeg(loaded))  # a wrong videos.ffmpeg stops here, before anything is written
+    cluster = checked(lambda: cluster_for(options.scheduler if options.scheduler is not None else config.scheduler))
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -160,17 +164,21 @@ def build(
             report.warnings.extend(cache.warnings)
             workers = pool if pool is not None else WorkerPool(options.jobs)
             try:
-                _run(loaded, options, reporter, cache, workers, report, theme, ffmpeg)
+                _run(loaded, options, reporter, cache, workers, report, theme, ffmpeg, cluster)
             except BaseException:
                 # interrupted (Ctrl-C, SIGTERM) or failed: the workers are stopped, and the ffmpeg each
                 # ran with them, before the temporary files they were writing are removed (none is
                 # another build's: this one holds the output)
                 workers.stop()
+                if cluster is not None:
+                    cluster.stop()
                 remove_all_temp_files(output)
                 raise
             finally:
                 if pool is None:
                     workers.close()
+                if cluster is not None:
+                    cluster.close()
                 cache.close()
     except BaseException:
         for folder in reversed(created):  # a build that stopped before writing anything leaves no folder
@@ -196,10 +204,11 @@ def _make_folders(folder: Path) -> list[Path]:
 
 def _run(
     loaded: LoadedConfig, options: BuildOptions, reporter: Reporter, cache: BuildCache, pool: WorkerPool,
-    report: BuildReport, theme: Path | None, ffmpeg: str | None,
+    report: BuildReport, theme: Path | None, ffmpeg: str | None, cluster: DaskCluster | None = None,
 ) -> None:
     """The stages, in order: scan, plan, make the images (pages of finished albums written meanwhile),
-    render the other pages, remove what is no longer part of the site."""
+    render the other pages, remove what is no longer part of the site. Files are read by the local
+    pool's workers, images made by the cluster's when there is one."""
     config = loaded.config
     source, output = report.source, report.output
     reporter.phase("Scanning")
@@ -207,6 +216,7 @@ def _run(
     listings = list(walk_source(str(source), config.ignore, walk_report))
     config_path = str(loaded.path) if loaded.path else None
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
+    private |= password_albums(listings, config, report.warnings)  # password albums are private (see seal)
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     plugins = _plugins(config)  # each stage calls the hooks of the work it owns
     read = fingerprint(listings, walk_report, loaded, theme, source, output, template_dirs(plugins))
@@ -234,8 +244,9 @@ def _run(
         private=private, plugins=plugins,
     )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
-    plan = plan_site(gallery, config, str(output), str(source), private_links(gallery, config, report),
-                     _video_encoder(gallery, ffmpeg), plugins)
+    links = private_links(gallery, config, report)
+    units = load_units(gallery, config, links, report.warnings)  # password albums' keys (see seal)
+    plan = plan_site(gallery, config, str(output), str(source), links, _video_encoder(gallery, ffmpeg), plugins, units)
     leftovers, reported = public_leftovers(
         output, cache, ((uri, public_dir(uri, config.pages.slugs)) for uri in marked_private(gallery))
     )
@@ -261,9 +272,13 @@ def _run(
         reporter.phase(f"Processing {kinds}", total=len(todo))
     tally = Tally(gallery, plan, cache, report, reporter)
     sink = DiskSink(str(output))
+    sink.defer_replacements = True  # a build stopped part-way leaves a site whose every link leads somewhere
     writer: PageWriter | None = None
-    early = EarlyPages(gallery, todo, paced=pool.parallel)
-    results = run_jobs(todo, pool)
+    makers = pool if cluster is None else cluster
+    if cluster is not None:
+        pool.release()  # the files are read: the local workers exit, the cluster makes the images
+    early = EarlyPages(gallery, todo, paced=makers.parallel, later=units)
+    results = run_jobs(todo, makers)
     del todo  # each job is let go once made (see run_jobs): a big library's jobs do not all stay
     for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
@@ -277,7 +292,9 @@ def _run(
         tally.send(pages_waiting=early.ready)  # the pages about to be written show their placeholders
         early.work(seconds=0.025)
     del results
-    pool.release()  # pages are rendered in this process: the workers exit meanwhile
+    makers.release()  # pages are rendered in this process: the workers exit meanwhile
+    if cluster is not None and cluster.tasks:
+        report.notes.append(cluster.summary())
     tally.finish()
     listed = early.finish()  # albums whose pages are all written and listed
     tally.drop_failed(config)
@@ -290,6 +307,7 @@ def _run(
     renderer = writer.renderer
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
     render_pages(writer, listed, reporter, config)
+    writer.commit()  # the pages that replace the last build's, now that every new one is written
     del writer, listed
     write_extra_outputs(plugins, PluginGallery(renderer), sink, cache, output, damaged)  # the plugins' own files
 

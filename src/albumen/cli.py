@@ -214,6 +214,10 @@ def main() -> None:
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Config file (default: ./{CONFIG_NAME} when present).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Make the images on a Dask cluster: 'tcp://HOST:8786' (an existing scheduler whose workers share "
+              "the photo folder and OUTPUT) or 'local:N' (N local worker processes). Overrides the 'scheduler' "
+              "setting; '' turns it off. See docs/CLUSTER.md.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when any file was skipped or any warning was given.")
 @click.option("--force", is_flag=True, help="Redo everything: every image and every page.")
 @click.option("--force-album", "force_albums", multiple=True, metavar="GLOB",
@@ -222,7 +226,11 @@ def main() -> None:
               help="When another Albumen process is writing OUTPUT, wait for it to finish (default: exit with status 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only problems and the summary.")
 @click.option("-v", "--verbose", count=True, help="Print every file as it is processed.")
-def build(source, output, config_path, jobs, strict, force, force_albums, wait, quiet, verbose) -> None:
+@click.option("--each", "each_root", type=click.Path(file_okay=False, path_type=Path), metavar="ROOT",
+              help="Build every top-level folder of ROOT as a gallery of its own, into OUTPUT/<folder>/ (see 'albumen watch').")
+@click.option("--url", "base_url", metavar="URL", help="With --each: each gallery's address is URL/<folder>/.")
+def build(source, output, config_path, jobs, scheduler, strict, force, force_albums, wait, quiet, verbose, each_root,
+          base_url) -> None:
     """Build the gallery from SOURCE (a folder of photos) into OUTPUT.
 
     \b
@@ -231,6 +239,8 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
       albumen build ~/Pictures -o ../site        # choose the output folder
       albumen build -c albumen.toml --strict     # source and output from the config; fail on any skip
       albumen build ~/Pictures --force-album 'Trips/2024*'   # redo some albums from scratch
+      albumen build /shared/photos -o /shared/site --scheduler tcp://head:8786   # on a Dask cluster
+      albumen build --each /srv/photos -o /var/www/photos   # one gallery per folder of /srv/photos
 
     One build at a time writes an output folder: while another build or 'albumen serve' writes
     OUTPUT, this one exits with status 2 naming it (or waits for it, with --wait).
@@ -241,6 +251,9 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
     """
     from .pool import WorkerPool
 
+    if each_root is not None or base_url is not None:
+        _each_options("build", source, each_root, base_url, config_path, force or force_albums or wait)
+        sys.exit(_build_each(each_root, output or Path("_build"), base_url, jobs, strict))
     verbosity = 0 if quiet else 1 + verbose
     try:
         loaded, src, out = _locations(source, output, config_path, "build")
@@ -260,7 +273,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
 
                 options = BuildOptions(
                     source=src, output=out, jobs=jobs or 0, strict=strict, force=force,
-                    force_albums=tuple(force_albums), wait=wait,
+                    force_albums=tuple(force_albums), wait=wait, scheduler=scheduler,
                 )
                 reporter = _reporter(verbosity)
                 if isinstance(reporter, RichReporter):
@@ -284,6 +297,47 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
     if strict and report.problems:
         _say("--strict: failing because files were skipped or warnings were given", err=True)
         sys.exit(EXIT_FAILED)
+
+
+def _each_options(command: str, source, each_root, base_url, config_path, other=False) -> None:
+    """--each ROOT takes the place of SOURCE and of the config (each gallery has its own)."""
+    problem = (
+        "--url is for --each (a single gallery takes its address from its config)" if each_root is None
+        else "give either SOURCE or --each ROOT, not both" if source is not None
+        else "with --each, each gallery reads its own albumen.toml (inside its folder): -c has no use" if config_path
+        else f"--force, --force-album and --wait are not for 'albumen {command} --each'" if other else ""
+    )
+    if problem:
+        fail(UsageError(problem, hint=f"see 'albumen {command} --help'"))
+    if base_url:
+        from .config import validate_config
+
+        try:
+            validate_config({"url": base_url}, path=None)
+        except AlbumenError as exc:
+            fail(UsageError(f"--url: {exc}"))
+
+
+def _build_each(root: Path, outroot: Path, base_url: str | None, jobs: int | None, strict: bool) -> int:
+    """albumen build --each: every gallery once; the exit status."""
+    from .host.each import build_each
+    from .pool import WorkerPool
+
+    try:
+        with _sigterm_as_interrupt(), WorkerPool(jobs or 0) as pool:
+            results = build_each(root, outroot, base_url, pool, _say, lambda text: _say(text, err=True))
+    except AlbumenError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        _say("interrupted: the gallery being built may be incomplete; build again to finish it", err=True)
+        return EXIT_INTERRUPTED
+    failed = [r.site.name for r in results if r.report is None]
+    problems = [r.site.name for r in results if r.report is not None and r.report.problems]
+    built = len(results) - len(failed)
+    _say(f"built {built} of {len(results)} galleries -> {outroot}" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if strict and problems:
+        _say(f"--strict: failing because files were skipped or warnings were given in {', '.join(problems)}", err=True)
+    return EXIT_FAILED if failed or (strict and problems) else 0
 
 
 def _locations(source: Path | None, output: Path | None, config_path: Path | None, command: str):
@@ -389,6 +443,113 @@ def serve(source, output, config_path, host, port, open_browser, no_watch, jobs)
             fail(UsageError(f"serving stopped: {exc.strerror or exc}"))
         return
     sys.exit(status)
+
+
+@main.command()
+@click.argument("source", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), help="Output folder (default: _build).")
+@click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              help=f"Config file (default: ./{CONFIG_NAME} when present).")
+@click.option("--each", "each_root", type=click.Path(file_okay=False, path_type=Path), metavar="ROOT",
+              help="Every top-level folder of ROOT is a gallery of its own (its own albumen.toml inside it), "
+              "published at OUTPUT/<folder>/.")
+@click.option("--url", "base_url", metavar="URL", help="With --each: each gallery's address is URL/<folder>/.")
+@click.option("--deploy", "dest", metavar="DEST",
+              help="After each build that changed a site, deploy it to DEST (s3://bucket/prefix or host:/path; "
+              "with --each, DEST/<folder>/). See 'albumen deploy'.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes, for all galleries (default: all cores).")
+def watch(source, output, config_path, each_root, base_url, dest, jobs) -> None:
+    """Build SOURCE, then rebuild what changes, for as long as it runs (a server's daemon).
+
+    The dev server's watcher without the web server: one line per build in the log (what
+    changed, what was written, seconds, skipped files). A bad photo, sidecar or config edit is
+    reported and the last good site kept until the next change; a photo folder missing or
+    empty (a disk not mounted) is waited for. SIGTERM or Ctrl-C stop it, also mid-build, with
+    no worker left and every page's images in place. See docs/HOSTING.md for a systemd unit.
+
+    \b
+    Examples:
+      albumen watch ~/Pictures -o /var/www/photos
+      albumen watch --each /srv/photos -o /var/www/photos --url https://photos.example.org/
+      albumen watch ~/Pictures -o site --deploy s3://my-bucket/photos
+
+    With --each, the galleries share one worker pool and are rebuilt one at a time, in the order
+    their changes arrived; a folder added to ROOT is built, one removed has its site taken down.
+    Exit status: 0 stopped, 2 usage error (nothing watched).
+    """
+    from .host.sites import Site, check_roots
+    from .host.watch import EachGallery, OneGallery, WatchOptions, watch_galleries
+
+    try:
+        if each_root is not None or base_url is not None:
+            _each_options("watch", source, each_root, base_url, config_path)
+            root, outroot = check_roots(each_root, output or Path("_build"))
+            galleries = EachGallery(root, outroot, base_url)
+        else:
+            loaded, src, out = _locations(source, output, config_path, "watch")
+            if src.exists():
+                from .build import check_paths
+
+                check_paths(src, out)
+            galleries = OneGallery(Site("", src.resolve(), out.resolve(), loaded.path))
+        options = WatchOptions(jobs=jobs or 0)
+        if dest is not None:
+            from .host.deploy import deploy_after_build
+
+            options.deploy = deploy_after_build(dest)
+        with _sigterm_as_interrupt():
+            status = watch_galleries(galleries, options, _say, lambda text: _say(text, err=True))
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    sys.exit(status)
+
+
+@main.command()
+@click.argument("output", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("dest")
+@click.option("--dry-run", is_flag=True, help="Say what would be uploaded and deleted; change nothing.")
+@click.option("-v", "--verbose", is_flag=True, help="List every file uploaded or deleted (with --dry-run: that would be).")
+def deploy(output: Path, dest: str, dry_run: bool, verbose: bool) -> None:
+    """Publish the site in OUTPUT to DEST, moving only what changed.
+
+    DEST is s3://BUCKET/PREFIX (any S3-compatible store: endpoint and credentials from the
+    usual AWS variables and files, AWS_ENDPOINT_URL, AWS_PROFILE, ~/.aws/) or an rsync
+    destination (HOST:/var/www/photos, a local folder). Files that differ are uploaded with
+    their Content-Type and Cache-Control (immutable for Albumen's hashed names, no-cache for
+    pages, feeds and the sitemap), the pages after what they link to; then what the site no
+    longer has is deleted, and only what this command uploaded there itself (its record, kept
+    beside the build caches). Nothing is made public and no listing is needed; a warning says
+    when anyone can list the bucket (private albums' links would be found that way).
+
+    \b
+    Examples:
+      albumen deploy _build s3://my-photos/site
+      AWS_ENDPOINT_URL=https://<account>.r2.cloudflarestorage.com albumen deploy _build s3://photos
+      albumen deploy _build www.example.org:/var/www/photos --dry-run
+
+    Exit status: 0 deployed, 1 the upload failed, 2 usage error (nothing deployed), or OUTPUT
+    being built (by 'albumen build', 'serve' or 'watch': use 'albumen watch --deploy').
+    """
+    from .host.deploy import deploy as run_deploy
+    from .locks import hold_output
+
+    try:
+        if not output.is_dir():
+            raise UsageError(f"no such folder: {output}", hint="build the site first, then deploy its output folder")
+        with _sigterm_as_interrupt(), hold_output(output.resolve(), can_wait=False):
+            report = run_deploy(output.resolve(), dest, dry_run)
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    except KeyboardInterrupt:
+        _say("interrupted: deploy again to finish (what was uploaded is recorded)", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    for line in report.planned if (dry_run or verbose) else ():
+        _say(f"  {line}")
+    for warning in report.warnings:
+        _say(f"warning: {warning}", err=True)
+    _say(report.line() + ("; dry run: nothing changed" if dry_run else ""))
 
 
 @main.command()
@@ -545,7 +706,11 @@ def set_meta(path: Path, assignments: tuple[str, ...], dry_run: bool) -> None:
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Config file (default: ./{CONFIG_NAME} when present).")
 @click.option("--rotate", metavar="ALBUM", help="Give ALBUM (its path relative to SOURCE) a new link; the old one stops working at the next build.")
-def links(source, output, config_path, rotate) -> None:
+@click.option("--each", "each_root", type=click.Path(file_okay=False, path_type=Path), metavar="ROOT",
+              help="The galleries of 'albumen build/watch --each ROOT' (each has links of its own); "
+              "--rotate then takes FOLDER/ALBUM.")
+@click.option("--url", "base_url", metavar="URL", help="With --each: the URL given to build or watch.")
+def links(source, output, config_path, rotate, each_root, base_url) -> None:
     """List the private albums of SOURCE with their links.
 
     An album is private when its index.md says 'private: true' or the config lists it in
@@ -556,7 +721,46 @@ def links(source, output, config_path, rotate) -> None:
     Examples:
       albumen links ~/Pictures
       albumen links ~/Pictures --rotate "Holidays/Family"
+      albumen links --each /srv/photos -o /var/www/photos --rotate "Alice/Family"
     """
+    if each_root is None and base_url is None:
+        try:
+            loaded, src, out = _locations(source, output, config_path, "links")
+        except AlbumenError as exc:
+            fail(exc)
+            return
+        _links_of(loaded, src, out, rotate)
+        return
+    from .host.sites import check_roots, find_galleries
+    from .process.plan import slugify
+    from .tokens import secret_namespace
+
+    _each_options("links", source, each_root, base_url, config_path)
+    try:
+        root, outroot = check_roots(each_root, output or Path("_build"))
+    except AlbumenError as exc:
+        fail(exc)
+        return
+    folder, _, album = (rotate or "").partition("/")
+    found = find_galleries(root, outroot, base_url)
+    if rotate is not None and (not album or slugify(folder) not in found.sites):
+        fail(UsageError(f"{rotate!r} is not FOLDER/ALBUM of a gallery in {root}",
+                        hint="give the gallery's folder, then the album's path in it: 'Alice/Holidays/Family'"))
+    for site in found.sites.values():
+        if rotate is not None and site.name != slugify(folder):
+            continue
+        _say(f"{site.name} ({site.source}):")
+        with secret_namespace(site.name):
+            try:
+                loaded = site.load()
+            except AlbumenError as exc:
+                _say(f"error: {exc}", err=True)
+                continue
+            _links_of(loaded, site.source, site.output, album if rotate is not None else None)
+
+
+def _links_of(loaded, src: Path, out: Path, rotate: str | None) -> None:
+    """The private albums of one gallery and their links (albumen links)."""
     from .build import cache_location, check_home, check_paths
     from .cache import BuildCache
     from .config import album_path
@@ -574,7 +778,6 @@ def links(source, output, config_path, rotate) -> None:
     from .tokens import rotate as rotate_link
 
     try:
-        loaded, src, out = _locations(source, output, config_path, "links")
         src, out = check_paths(src, out)
         check_home(src, out)
         config = loaded.config
@@ -602,12 +805,17 @@ def links(source, output, config_path, rotate) -> None:
     if not dirs:
         _say("no private albums (mark one with 'private: true' in its index.md, or list it in 'private')")
         return
+    from .seal.keys import find_units
+
     secret = load_secret(create=False)
     _say(f"secret: {secret.origin}")
+    sealed = find_units(gallery, config)
     for uri, folder in dirs.items():
         album = gallery.albums[uri]
         link = absolute_url(config.url, f"{folder}/") if config.url else f"{folder}/"
         state = "" if is_published(album) else "  (nothing to show yet: not published)"
+        if uri in sealed:  # (a rotation gives it a new key too: every file is encrypted again)
+            state += "  (password)"
         marker = " <- new link" if rotate is not None and uri == album_path(rotate) else ""
         _say(f"{uri}: {link}{state}{marker}")
     if rotate is not None:

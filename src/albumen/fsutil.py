@@ -81,6 +81,21 @@ def open_regular(abs_path: str):
 def write_atomic(abs_path: str, data: bytes) -> os.stat_result:
     """Write data under abs_path all at once; returns the stat of the file written. (Callers writing
     into the output check its folder first: see check_inside.)"""
+    tmp, st = write_temp(abs_path, data)
+    try:
+        os.replace(tmp, abs_path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return st
+
+
+def write_temp(abs_path: str, data: bytes) -> tuple[str, os.stat_result]:
+    """Write data into a temporary file beside abs_path (removed by the clean-up of an interrupted
+    build); returns its path and stat, for os.replace to put it in place (the rename keeps them)."""
     folder, name = os.path.split(abs_path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:  # a name of our own: this process's id and a counter (cheaper than mkstemp's random names)
@@ -101,8 +116,7 @@ def write_atomic(abs_path: str, data: bytes) -> os.stat_result:
             st = os.fstat(fd)  # the rename keeps size and modification time
         finally:
             os.close(fd)
-        os.replace(tmp, abs_path)
-        return st
+        return tmp, st
     except BaseException:
         try:
             os.unlink(tmp)

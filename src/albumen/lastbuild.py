@@ -18,6 +18,7 @@ from .render.themes import theme_dirs
 from .report import BuildReport
 from .scan import WalkReport
 from .scan.dates import local_zone_name
+from .seal.keys import passwords_fingerprint
 from .tokens import albumen_home
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def fingerprint(
     h = hashlib.sha256()
     h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{VIDEOS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
     h.update(f"{local_zone_name()}\0{os.environ.get('ALBUMEN_SECRET', '')}\0".encode("utf-8", "surrogateescape"))
+    h.update(f"P{passwords_fingerprint(loaded.config)}\0".encode())  # [passwords] and ALBUMEN_PASSWORD_* (keyed)
     for extra in (albumen_home() / "secret", albumen_home() / "rotations.json"):
         try:
             h.update(extra.read_bytes())

@@ -80,9 +80,13 @@ def _stop_children_on_sigterm() -> None:
     previous = signal.getsignal(signal.SIGTERM)  # pebble's: multiprocessing's exit hooks, then _exit
 
     def stop(signum, frame) -> None:
-        from .process.video import stop_ffmpeg
-
-        if not stop_ffmpeg(signum):
+        # never an import here: a signal that comes while the worker is still importing its modules
+        # (a pool stopped right after it started) would raise ImportError from a module half-made, and
+        # the worker would print a traceback instead of exiting. A module not (yet) there has started
+        # no ffmpeg.
+        video = sys.modules.get("albumen.process.video")
+        stop_ffmpeg = getattr(video, "stop_ffmpeg", None)
+        if stop_ffmpeg is not None and not stop_ffmpeg(signum):
             return  # an ffmpeg is being started: this signal comes again once it can be killed
         if callable(previous):
             previous(signum, frame)

@@ -83,3 +83,17 @@ def some(items: list[str], limit: int = 5) -> str:
     """'a, b, c' or, past the limit, 'a, b, c, d, e and 3 more'."""
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def rebuild_line(report: BuildReport, seconds: float, why: str | None) -> str:
+    """One line for a build under `albumen serve` or `albumen watch`: 'rebuilt in 0.4 s (media
+    added: Trip/c.jpg): made 2 derivatives of 1 photo, wrote 5 files, removed 0; 0 skipped'.
+    why: what changed, or None for the first build (a build, not a rebuild)."""
+    made = f"made {plural(report.derivatives_made, 'derivative')} of {report.processed}, " if (
+        report.photos_processed + report.videos_processed) else ""
+    because = f" ({why})" if why else ""
+    return (
+        ("rebuilt" if why else "built")
+        + f" in {seconds:.1f} s{because}: {made}wrote {plural(report.pages_written, 'file')}, "
+        f"removed {report.stale_removed}; {len(report.skipped)} skipped"
+    )

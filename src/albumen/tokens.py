@@ -8,6 +8,11 @@ $ALBUMEN_SECRET when set (for CI and deploys), else in a file created on first u
 in Albumen's own folder ($ALBUMEN_HOME, default the user config folder). Rotations
 are recorded beside it (rotations.json), never in a cache, so a clean rebuild keeps
 a rotated link; the config's private_rotations carries them to other machines (CI).
+
+Galleries built side by side by one process (`albumen build --each`, `albumen watch --each`) each
+have a namespace: their secret is derived from the base secret and the gallery's name, and their
+rotations are recorded apart, so that two members' albums of the same path get unrelated links
+(knowing one's link tells nothing of the other's).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import hmac
 import json
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +39,19 @@ if TYPE_CHECKING:
 
 TOKEN_BYTES = 16  # 128 bits
 PRIVATE_DIR = "p"
+_namespace: str | None = None  # the gallery whose links are made now (see secret_namespace)
+
+
+@contextmanager
+def secret_namespace(name: str | None) -> Iterator[None]:
+    """Make the private links of the gallery `name` (a slug: letters, digits, '-') in this block: a
+    secret of its own, derived from the base secret, and rotations recorded apart. None: the base."""
+    global _namespace
+    previous, _namespace = _namespace, name
+    try:
+        yield
+    finally:
+        _namespace = previous
 
 
 def albumen_home() -> Path:
@@ -51,7 +71,17 @@ class Secret:
 
 
 def load_secret(create: bool = True) -> Secret:
-    """The secret from $ALBUMEN_SECRET, else the secret file (created with a fresh random key if missing)."""
+    """The secret from $ALBUMEN_SECRET, else the secret file (created with a fresh random key if
+    missing); within a gallery's namespace, that gallery's secret, derived from it."""
+    base = _load_base_secret(create)
+    if _namespace is None:
+        return base
+    key = hmac.new(base.key, f"albumen-gallery\0{_namespace}".encode(), hashlib.sha256).digest()
+    derived = base64.urlsafe_b64encode(key).decode("ascii").rstrip("=").encode("ascii")
+    return Secret(derived, f"{base.origin} (for the gallery {_namespace!r})", base.created)
+
+
+def _load_base_secret(create: bool) -> Secret:
     env = os.environ.get("ALBUMEN_SECRET")
     if env:
         if len(env) < 16:
@@ -75,6 +105,8 @@ def load_secret(create: bool = True) -> Secret:
 
 
 def rotations_path() -> Path:
+    if _namespace is not None:
+        return albumen_home() / "galleries" / _namespace / "rotations.json"
     return albumen_home() / "rotations.json"
 
 

@@ -26,7 +26,7 @@ def _toml_value(value) -> str:
 
 
 def _default(f) -> str:
-    return "{}" if f.metadata.get("kind") == "rotations" else _toml_value(f.default)
+    return "{}" if f.metadata.get("kind") in ("rotations", "passwords") else _toml_value(f.default)
 
 
 def settings_markdown() -> str:

@@ -100,6 +100,8 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
     section_values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
     top_fields = {f.name: f for f in fields(Config) if f.name not in SECTIONS and not f.metadata.get("internal")}
 
+    if isinstance(data.get("theme"), str):  # the short form of [theme] path, the only one before [theme]
+        data = {**data, "theme": {"path": data["theme"]}}
     for key, value in data.items():
         if key in ("plugins", "plugin"):
             continue  # below: the plugins' own schemas are known once they are loaded
@@ -193,6 +195,8 @@ def _check(key: str, f, value: Any, problems: list[str]) -> Any:
         value = _check_kind(key, rules.get("kind"), value, problems)
     elif rules.get("kind") == "rotations":
         return _check_rotations(key, value, problems)
+    elif rules.get("kind") == "passwords":
+        return _check_passwords(key, value, problems)
     elif rules.get("kind") == "tables":
         return _check_tables(key, rules["item"], value, problems)
     elif isinstance(default, tuple):
@@ -251,6 +255,23 @@ def _check_rotations(key: str, value: Any, problems: list[str]) -> Any:
     return tuple(sorted(out)) if len(out) == len(value) else _INVALID
 
 
+def _check_passwords(key: str, value: Any, problems: list[str]) -> Any:
+    """A table of album path -> password (never repeated in a message)."""
+    if not isinstance(value, dict):
+        problems.append(f'{key}: expected a table such as [passwords] "Holidays/Family" = "...", got {_describe(value)}'
+                        if not isinstance(value, str) else f"{key}: expected a table of album paths and passwords")
+        return _INVALID
+    out = []
+    for album, password in value.items():
+        if _bad_folder(album):
+            problems.append(f"{key}: {album!r} must be a folder path inside the photo folder, relative to it")
+        elif not isinstance(password, str) or not password:
+            problems.append(f"{key}.{album}: expected the password as a non-empty string")
+        else:
+            out.append((album_path(album), password))
+    return tuple(sorted(out)) if len(out) == len(value) else _INVALID
+
+
 def _check_tables(key: str, item: type, value: Any, problems: list[str]) -> Any:
     """A list of tables (a plugin's rules, say), each checked against `item`, a frozen dataclass of
     settings: a tuple of its instances. Tables are numbered from 1 in messages ('rules[1].pattern');
@@ -297,9 +318,35 @@ def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> 
             problems.append(f"{key}: expected a time zone name such as 'Europe/Paris' or 'UTC', got {value!r}")
     elif kind == "segment" and not re.match(r"^[a-z0-9][a-z0-9_-]*$", value):
         problems.append(f"{key}: expected one URL segment of lower-case letters, digits, '-' or '_', got {value!r}")
+    elif kind == "colour" and value and not re.fullmatch(r"#[0-9a-fA-F]{6}", value):
+        problems.append(f"{key}: expected a colour written '#rrggbb' (such as '#c0392b'), got {value!r}")
+    elif kind == "scheduler" and value and scheduler_target(value) is None:
+        problems.append(f"{key}: expected 'local', 'local:N' or a Dask scheduler's address such as "
+                        f"'tcp://HOST:8786', got {value!r}")
     elif kind == "sort" and not _SORT_RE.match(value):
         problems.append(f"{key}: expected 'date', 'name', 'title' or a sidecar key, optionally prefixed by '-', got {value!r}")
     return value
+
+
+_LOCAL_SCHEDULER = re.compile(r"^local(?::([1-9][0-9]{0,4}))?$")
+
+
+def scheduler_target(value: str) -> tuple[str, int | str] | None:
+    """What the scheduler setting names: ('local', N) for a LocalCluster of N worker processes (0: one
+    per core), ('remote', 'tcp://HOST:PORT') for a Dask scheduler; None when it is neither."""
+    value = value.strip()
+    local = _LOCAL_SCHEDULER.match(value)
+    if local:
+        return "local", int(local.group(1) or 0)
+    address = value if "://" in value else f"tcp://{value}"
+    parts = urlsplit(address)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname or not port or parts.path not in ("", "/"):
+        return None
+    return "remote", address.rstrip("/")
 
 
 def _int_expectation(rules, what: str = "an integer") -> str:

@@ -115,10 +115,7 @@ PLUGINS: dict[str, PluginMap] = {
     "sigal.plugins.encrypt": PluginMap(
         ("encrypt_options",), lost="use private albums, or password albums when they land (its password is not copied)",
     ),
-    "sigal.plugins.nonmedia_files": PluginMap(
-        ("nonmedia_files_options",), lost="Albumen publishes photos and videos only; other files are counted and "
-        "left out",
-    ),
+    "sigal.plugins.nonmedia_files": PluginMap(("nonmedia_files_options",), "documents", _same("extensions")),
 }
 _PLUGIN_OF = {setting: module for module, plugin in PLUGINS.items() for setting in plugin.settings}
 
@@ -987,7 +984,7 @@ def _compress(ctx: _Importer, p: _Plugin) -> bool:
         ctx.plugin_left("sigal.plugins.compress_assets", f"no such method {_shown(method)}: Sigal compressed nothing", lost=True)
         return False
     p.option("formats", [formats], "compress_assets_options",
-             "zopfli made smaller gzip files; Albumen's are plain gzip" if method == "zopfli" else "")
+             "Albumen makes its .gz files with zopfli too (zopfli = false: gzip -9)" if method == "zopfli" else "")
     suffixes = options.get("suffixes", defaults["suffixes"])
     if isinstance(suffixes, (list, tuple)) and all(isinstance(s, str) for s in suffixes):
         p.option("extensions", [s.lstrip(".") for s in suffixes], "compress_assets_options",
@@ -1051,6 +1048,17 @@ def _titles(ctx: _Importer, p: _Plugin) -> bool:
     return True
 
 
+def _documents(ctx: _Importer, p: _Plugin) -> bool:
+    """Sigal listed every file of an album that is not a photo or a video (less ignore_ext), each with a
+    tile showing its extension; Albumen's documents plugin shows the extensions it is given, PDFs with a
+    picture of their first page."""
+    p.option("extensions", ["pdf"], "plugins", "Sigal showed every file that is not a photo or a video (less "
+             "ignore_ext); Albumen shows the extensions listed here: add those your albums hold", approximate=True)
+    if ctx.given("nonmedia_files_options") is not None and not ctx.unknown("nonmedia_files_options"):
+        ctx.skip("nonmedia_files_options", "Albumen draws documents' tiles itself (a PDF's first page, or the file's type)")
+    return True
+
+
 def _feeds(ctx: _Importer) -> None:
     """Sigal's feeds plugin gives the site's address (its feed_url without the file name) and the number of
     entries; Albumen always writes both an Atom and an RSS feed, named feed.xml and rss.xml."""
@@ -1092,6 +1100,7 @@ _PLUGIN_MAPPERS: dict[str, Callable[[_Importer, _Plugin], bool]] = {
     "sigal.plugins.adjust": _adjust,
     "sigal.plugins.compress_assets": _compress,
     "sigal.plugins.copyright": _copyright,
+    "sigal.plugins.nonmedia_files": _documents,
     "sigal.plugins.titleregexp": _titles,
     "sigal.plugins.watermark": _watermark,
     "sigal.plugins.zip_gallery": _zip,

@@ -13,7 +13,7 @@ import os
 import posixpath
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -30,6 +30,7 @@ from .specs import (
     Look,
     MediaFacts,
     OutputSpec,
+    SealSpec,
     VideoJob,
     derivative_hash,
     filter_recipe,
@@ -59,6 +60,7 @@ ANIMATION_PIXELS = 4  # an animation's frames may hold this many times images.ma
 _LOOKS: dict = {}  # interned looks and tuples of them: a library has few distinct sizes and settings
 _STILL_RECIPES: dict = {}  # (width, height, format, looks) -> specs.still_recipes: photos of one size share it
 DIGEST_LENGTH = 10  # of the content+recipe hash in a derivative's name (derivative_hash's default)
+SEALED_LENGTH = 24  # a password album's file names: keyed hashes (see albumen.seal.plan)
 # A copied original's extension, from its format as recognised by content (scan.sniff), never from its
 # name: a JPEG named poly.html would be served as a page (and poly.php run on a PHP host). An MPO is
 # published as a plain JPEG: worker.strip_jpeg_location keeps its first image only.
@@ -89,6 +91,7 @@ class MediaPlan:
     videos: tuple[OutputSpec, ...] = ()  # best first; MP4 (or the copied file) last
     tracks: tuple[tuple[OutputSpec, str], ...] = ()  # caption files and their language
     filters: tuple[FilterCall, ...] = ()  # plugins' image filters (one tuple shared by media that get the same)
+    sealed: bool = False  # a password album's: digests holds each output's whole keyed name (see albumen.seal.plan)
 
     @classmethod
     def of(cls, src_uri: str, dest_dir: str, named: list[tuple[Look, str]], **more) -> MediaPlan:
@@ -97,6 +100,8 @@ class MediaPlan:
         return cls(src_uri, dest_dir, _LOOKS.setdefault(looks, looks), "".join(d for _, d in named), **more)
 
     def _name(self, i: int) -> str:
+        if self.sealed:
+            return self.digests[i * SEALED_LENGTH:(i + 1) * SEALED_LENGTH]
         return _file_name(self.dest_dir, self.looks[i], self.digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH])
 
     def _spec(self, i: int) -> OutputSpec:
@@ -172,6 +177,9 @@ class SitePlan:
     warnings: list[str] = field(default_factory=list)
     # a plugin media kind -> the plugin function that draws its items' pictures, and their extension
     makers: dict[str, tuple[FilterCall, str]] = field(default_factory=dict)
+    # password albums (albumen.seal.keys.Unit), by album src_uri, and how their media's jobs seal their outputs
+    units: dict = field(default_factory=dict)
+    seals: dict[str, SealSpec] = field(default_factory=dict)  # zone (the unit's album) -> its seal
 
 
 def slugify(name: str) -> str:
@@ -307,7 +315,7 @@ def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tu
 
 def plan_site(
     gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str, private: dict[str, str] | None = None,
-    video_encoder: str | None = None, plugins=None,
+    video_encoder: str | None = None, plugins=None, units: dict | None = None,
 ) -> SitePlan:
     """URLs for everything: every page's folder and every derivative's name and size (see plan_jobs).
 
@@ -343,6 +351,10 @@ def plan_site(
         too_big = media.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
         if too_big:
             plan.warnings.append(f"{uri}: {too_big}: published as a still image, its first frame")
+    if units:  # password albums: their files under keyed names in their own folder, and sealed
+        from ..seal.plan import seal_plan
+
+        seal_plan(plan, gallery, units)
     return plan
 
 
@@ -385,9 +397,12 @@ def plan_jobs(
         media = gallery.media[uri]
         if media.kind == "image" or media.kind in plan.makers:
             maker = plan.makers[media.kind][0] if media.kind in plan.makers else None
-            yield _image_job(media, media_plan, config, abs_dest_root, abs_source_root, maker)
+            job = _image_job(media, media_plan, config, abs_dest_root, abs_source_root, maker)
         else:
-            yield _video_job(media, media_plan, config, abs_dest_root, abs_source_root, ffmpeg)
+            job = _video_job(media, media_plan, config, abs_dest_root, abs_source_root, ffmpeg)
+        if media_plan.sealed:
+            job = replace(job, seal=plan.seals[gallery.albums[media.album_uri].zone])
+        yield job
 
 
 def video_geometry(width: int, height: int, max_size: int) -> tuple[int, int]:

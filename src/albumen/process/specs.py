@@ -99,6 +99,15 @@ class OutputSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class SealSpec:
+    """A password album's outputs are sealed (see albumen.seal.format): the worker encrypts each
+    file it makes with the album's content key, bound to the album and to the file's role and name."""
+
+    key: bytes = field(repr=False)
+    album_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class ImageJob:
     """Everything needed to make all derivatives of one image from a single decode."""
 
@@ -124,6 +133,7 @@ class ImageJob:
     placeholder_source: str | None = None  # an existing thumbnail to take the placeholder from
     filters: tuple[FilterCall, ...] = ()  # plugins' image filters, in the order they run
     maker: FilterCall | None = None  # a plugin media kind's: draws the picture (not decoded from the file)
+    seal: SealSpec | None = None  # a password album's: every output is encrypted
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +166,7 @@ class VideoJob:
     copyright: str | None = None
     filters: tuple[FilterCall, ...] = ()  # plugins' image filters (roles 'poster' and 'thumb')
     more_thumbs: tuple[OutputSpec, ...] = ()  # the thumbnail in the other formats of images.formats
+    seal: SealSpec | None = None  # a password album's: every output is encrypted
 
     @property
     def outputs(self) -> tuple[OutputSpec, ...]:

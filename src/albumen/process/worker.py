@@ -8,11 +8,12 @@ and outputs already written by the failed job are removed.
 from __future__ import annotations
 
 import os
+import posixpath
 import time
 from dataclasses import replace
 
 from ..errors import ProcessingError, described
-from ..fsutil import OutsideRoot, check_inside, forget_resolved, open_regular, write_atomic
+from ..fsutil import OutsideRoot, check_inside, forget_resolved, open_regular, remove_temp_files, write_atomic
 from . import filters
 from .specs import (
     ImageJob,
@@ -49,6 +50,32 @@ def run_jobs_batch(jobs: tuple[ImageJob, ...]) -> list[JobResult]:
     return [run_job(job) for job in jobs]
 
 
+def run_jobs_batch_tidy(jobs: tuple[ImageJob, ...]) -> list[JobResult]:
+    """run_jobs_batch where a task may be run again without the build knowing (a Dask worker died
+    with it, and the scheduler gave it to another): each job first removes the temporary files an
+    attempt before it left in its folders (a media's folders are its job's alone while it runs)."""
+    forget_resolved()
+    for job in jobs:
+        remove_temp_files_of(job)
+    return [run_job(job) for job in jobs]
+
+
+def run_job_tidy(job: ImageJob) -> JobResult:
+    """run_job, as run_jobs_batch_tidy."""
+    return run_jobs_batch_tidy((job,))[0]
+
+
+def remove_temp_files_of(job: ImageJob | VideoJob) -> None:
+    """Temporary files left in the job's output folders (each media has folders of its own; the
+    build writes a media's page there only once its job is done)."""
+    for folder in {os.path.join(job.abs_dest_root, *posixpath.dirname(s.dest_uri).split("/")) for s in job.outputs}:
+        try:
+            check_inside(folder, job.abs_dest_root)
+        except OutsideRoot:  # nothing was written there: nothing to clean up through a link
+            continue
+        remove_temp_files(folder)
+
+
 def _remove(job: ImageJob, written: list[tuple[str, int, int]]) -> None:
     for dest_uri, _, _ in written:
         try:
@@ -58,11 +85,56 @@ def _remove(job: ImageJob, written: list[tuple[str, int, int]]) -> None:
 
 
 def _write(job: ImageJob, spec: OutputSpec, data: bytes, written: list[tuple[str, int, int]]) -> None:
-    _record(written, spec.dest_uri, _write_file(job, spec.dest_uri, data))
+    _record(written, spec.dest_uri, _write_file(job, spec.dest_uri, data, spec.role))
 
 
-def _write_file(job: ImageJob | VideoJob, dest_uri: str, data: bytes) -> os.stat_result:
-    return write_atomic(_target(job, dest_uri), data)
+def _write_file(job: ImageJob | VideoJob, dest_uri: str, data: bytes, role: str) -> os.stat_result:
+    target = _target(job, dest_uri)
+    if job.seal is not None:  # a password album's: encrypted before it leaves this process
+        from ..seal.format import additional_data, holds, seal_bytes
+
+        aad = additional_data(job.seal.album_id, role, dest_uri.rpartition("/")[2])
+        if holds(job.seal.key, aad, target, data):  # made again, the same: its ciphertext is kept
+            return os.stat(target)
+        data = seal_bytes(job.seal.key, aad, data)
+    return write_atomic(target, data)
+
+
+def _placeholder_of_file(job: ImageJob | VideoJob, path: str):
+    """The placeholder of a thumbnail already written (a password album's is decrypted first)."""
+    from . import engine
+
+    if job.seal is None:
+        return engine.placeholder_of_file(path)
+    from ..seal.format import additional_data, open_bytes
+
+    with open(path, "rb") as f:
+        blob = f.read()
+    aad = additional_data(job.seal.album_id, "thumb", os.path.basename(path))
+    return engine.placeholder_of_jpeg(open_bytes(job.seal.key, aad, blob))
+
+
+def _make_sealed_stream(job: VideoJob, spec: OutputSpec, target: str) -> os.stat_result:
+    """A password album's video: encoded into a private temporary folder (never the output), then
+    sealed into the output a chunk at a time."""
+    import shutil
+    import tempfile
+
+    from ..fsutil import write_atomic_with
+    from ..seal.format import additional_data, holds, seal_file
+    from . import video
+
+    folder = tempfile.mkdtemp(prefix="albumen-sealed-")  # 0700
+    try:
+        # the container follows the extension (a sealed name has none)
+        plain = os.path.join(folder, "stream.webm" if spec.format in ("webm", "av1") else "stream.mp4")
+        video.make_stream(job, spec, plain)
+        aad = additional_data(job.seal.album_id, spec.role, spec.name)
+        if holds(job.seal.key, aad, target, plain):  # made again, the same: its ciphertext is kept
+            return os.stat(target)
+        return write_atomic_with(target, lambda out: seal_file(job.seal.key, aad, plain, out))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _target(job: ImageJob | VideoJob, dest_uri: str) -> str:
@@ -109,16 +181,19 @@ def _make_video_outputs(job: VideoJob, written: list[tuple[str, int, int]]):
                 if spec is job.thumb:
                     placeholder = engine.placeholder_of_jpeg(data)  # as it would be from the file later
     elif job.placeholder and job.placeholder_source:
-        placeholder = engine.placeholder_of_file(job.placeholder_source)
+        placeholder = _placeholder_of_file(job, job.placeholder_source)
     for spec in job.videos:
         if need(spec):
             target = _target(job, spec.dest_uri)
+            if job.seal is not None:
+                _record(written, spec.dest_uri, _make_sealed_stream(job, spec, target))
+                continue
             video.make_stream(job, spec, target)
             _record(written, spec.dest_uri, os.stat(target))
     for source, dest_uri in job.tracks:
         if todo is None or dest_uri in todo:
             with open_regular(source) as f:  # a caption file swapped for a FIFO would hang the worker
-                _record(written, dest_uri, _write_file(job, dest_uri, f.read()))
+                _record(written, dest_uri, _write_file(job, dest_uri, f.read(), "track"))
     return placeholder
 
 
@@ -184,7 +259,7 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
     for spec in originals:
         _write(job, spec, _original_bytes(job, spec), written)
     if placeholder is None and job.placeholder and job.placeholder_source:
-        placeholder = engine.placeholder_of_file(job.placeholder_source)
+        placeholder = _placeholder_of_file(job, job.placeholder_source)
     return placeholder
 
 

@@ -42,10 +42,12 @@ class PluginGallery:
                 yield self._builder.album(album.src_uri)
 
     def private_albums(self) -> Iterator[AlbumView]:
-        """Every album behind a private link that has pages: what goes with one goes below its url."""
+        """Every album behind a private link that has pages: what goes with one goes below its url.
+        Never a password album's: nothing of it may be written in the clear (see albumen.seal)."""
         gallery = self._renderer.ctx.gallery
+        sealed = self._renderer.ctx.plan.units
         for album in gallery.walk_albums():
-            if is_published(album) and album.zone is not None:
+            if is_published(album) and album.zone is not None and album.zone not in sealed:
                 yield self._builder.album(album.src_uri)
 
     def media(self) -> Iterator[MediaView]:

@@ -50,6 +50,7 @@ class PageWriter:
         self.early: list[str] = []  # pages written before that (see EarlyPages), counted then
         self.offered: list = []
         self.held = 0  # media views held by the offered pages alone
+        self.deferred_keys: dict[str, str] = {}  # pages waiting in the sink to replace the last build's
 
     def attach(self, reporter: Reporter) -> None:
         """Pages are shown from now on, those written early first: -v lists every page rendered."""
@@ -71,7 +72,7 @@ class PageWriter:
 
     def _changed(self, task, recorded: str | None) -> bool:
         if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
-            return recorded != task.key  # (the key it was written with)
+            return self.deferred_keys.get(task.dest_uri, recorded) != task.key  # (the key it was written with)
         path = os.path.join(self.report.output, *task.dest_uri.split("/"))
         return (
             self.forced(task.album_uri)
@@ -119,9 +120,27 @@ class PageWriter:
             else:
                 self.early.append(task.dest_uri)
         cache.stamp_outputs(self.sink.take_stamps())
-        # after the page is written
-        cache.set_page_keys([(t.dest_uri, t.key) for t in pending if t.dest_uri not in failed])
+        # after the page is written (in place: one that replaces the last build's, at commit())
+        keys = []
+        for task in pending:
+            if task.dest_uri in failed:
+                continue
+            if self.sink.is_deferred(task.dest_uri):
+                self.deferred_keys[task.dest_uri] = task.key
+            else:
+                self.deferred_keys.pop(task.dest_uri, None)
+                keys.append((task.dest_uri, task.key))
+        cache.set_page_keys(keys)
         self.report.pages_rendered += len(pending) - len(failed)
+
+    def commit(self) -> None:
+        """Put the pages that replace the last build's in place, now that every new page is written
+        (see DiskSink.defer_replacements), and record what they are."""
+        self.flush()
+        self.sink.commit()
+        self.cache.stamp_outputs(self.sink.take_stamps())
+        self.cache.set_page_keys(list(self.deferred_keys.items()))
+        self.deferred_keys = {}
 
 
 class EarlyPages:
@@ -135,10 +154,11 @@ class EarlyPages:
     fails later: their album has media that were made, and its page count depends only on those.
     """
 
-    def __init__(self, gallery: Gallery, todo: list, paced: bool = True) -> None:
+    def __init__(self, gallery: Gallery, todo: list, paced: bool = True, later: Container[str] = ()) -> None:
         """todo: the jobs not made yet. paced: leave gaps between slices of work (see work), in which
         several workers get their next tasks (one worker has enough queued ahead). Pages are written
-        once `writer` is set."""
+        once `writer` is set. later: albums whose pages wait for every image (a password album's
+        manifest lists its sub-albums' photos too)."""
         self.writer: PageWriter | None = None
         self.paced = paced
         self.gallery = gallery
@@ -158,6 +178,9 @@ class EarlyPages:
             for album in covers.get(job.job_id, ()):
                 self.waits[album] += 1
                 self.covers.setdefault(job.job_id, []).append(album)
+        for uri in albums:
+            if uri in later:
+                self.waits[uri] += 1 << 40  # never ready
         self.ready: deque[str] = deque(uri for uri in albums if not self.waits[uri])
         self.listed: set[str] = set()
         self.current: Iterator | None = None  # the pages of the album being written

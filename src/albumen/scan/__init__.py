@@ -174,6 +174,7 @@ def scan_source(
         listings, report = walked
     if private is None:
         private = check_private(listings, source_root, config.private, config_path)
+        private |= password_albums(listings, config, gallery.warnings)
     albums = {listing.src_uri: _read_album(listing, gallery, tz) for listing in listings}
     for uri in private:
         albums[uri].marked_private = True
@@ -226,6 +227,18 @@ def scan_source(
     rewrite_titles(gallery, plugins, keep_root=bool(config.title))  # before the sort by title
     arrange_gallery(gallery, config.sort.albums, config.sort.media)
     return gallery
+
+
+def password_albums(listings: list[DirListing], config: Config, warnings: list[str]) -> set[str]:
+    """The albums the config's [passwords] and ALBUMEN_PASSWORD_* variables protect: private ones
+    (see albumen.seal.keys.configured_albums; an entry naming no album raises ConfigError)."""
+    if not config.passwords and not any(k.startswith("ALBUMEN_PASSWORD_") for k in os.environ):
+        return set()
+    from ..seal.keys import configured_albums
+
+    found, more = configured_albums((listing.src_uri for listing in listings), config)
+    warnings.extend(more)
+    return found
 
 
 def check_private(
@@ -371,8 +384,11 @@ def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
                 f"{album.sidecar.src_uri}: 'private: {meta.get('private')}' is not true or false; the album is kept private"
             )
             private = True
+        if not private and meta_text(meta, "password"):  # a password album is private (albumen.seal)
+            private = True
     for other in marks_only:
-        if marks_private(_load_sidecar(other, prefix + other.name, gallery, album=True).meta):
+        meta = _load_sidecar(other, prefix + other.name, gallery, album=True).meta
+        if marks_private(meta) or meta_text(meta, "password"):
             private = True
     album.marked_private = bool(private)
     if private and not listing.src_uri:

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..config import LoadedConfig, load_config
 from ..errors import AlbumenError
 from ..locks import hold_output
-from ..report import plural
+from ..report import rebuild_line
 from .classify import Action, Decision, classify_changes
 from .http import SiteServer
 
@@ -105,7 +105,7 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
     def build_options() -> BuildOptions:
         return BuildOptions(source=options.source, output=options.output, jobs=options.jobs)
 
-    theme = loaded.resolve(loaded.config.theme)
+    theme = loaded.resolve(loaded.config.theme.path)
     server = SiteServer(str(options.output), options.host, options.port, live=options.watch)
     server.base_path = site_path(loaded.config.url)
 
@@ -143,13 +143,7 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
         built = True
         server.error = None
         server.hub.publish("reload")
-        made = f"made {plural(report.derivatives_made, 'derivative')} of {report.processed}, " if (
-            report.photos_processed + report.videos_processed) else ""
-        echo(
-            ("rebuilt" if why else "built")
-            + f" in {time.perf_counter() - started:.1f} s{because}: {made}wrote {plural(report.pages_written, 'file')}, "
-            f"removed {report.stale_removed}; {len(report.skipped)} skipped"
-        )
+        echo(rebuild_line(report, time.perf_counter() - started, why))
         for skipped in report.skipped:
             echo(f"  skipped: {skipped.src_uri}: {skipped.reason}")
 
@@ -177,6 +171,8 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
         watched = [str(options.source)]
         if options.config_path is not None:
             watched.append(str(Path(options.config_path).resolve()))
+        config_files = _config_files(loaded)  # (those of the config served first: a new one is watched after a restart)
+        watched += [f for f in config_files if not Path(f).is_relative_to(options.source.resolve())]
         if theme is not None:  # its templates and static files, not whatever else the folder holds
             watched += [str(theme / part) for part in ("templates", "static") if (theme / part).is_dir()]
         names = {Change.added: "added", Change.modified: "modified", Change.deleted: "deleted"}
@@ -190,7 +186,7 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
             changes = {(names[c], os.path.abspath(p)) for c, p in batch}
             decision = classify(
                 changes, str(options.source), str(options.config_path) if options.config_path else None,
-                str(theme) if theme else None, str(options.output),
+                str(theme) if theme else None, str(options.output), config_files=config_files,
             )
             if decision.action == Action.NOTHING:
                 continue
@@ -198,7 +194,7 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
             if decision.action == Action.CONFIG:
                 try:
                     loaded = load_config(options.config_path)
-                    theme = loaded.resolve(loaded.config.theme)
+                    theme = loaded.resolve(loaded.config.theme.path)
                     server.base_path = site_path(loaded.config.url)
                 except AlbumenError as exc:
                     failed(str(exc), f"config not reloaded; {keeping()}:\n{exc}")
@@ -210,6 +206,16 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
         server.stop()
         echo("stopped")
     return 0
+
+
+def _config_files(loaded: LoadedConfig) -> list[str]:
+    """The files the config's plugins read when it is loaded (a watermark's PNG): a change to one loads
+    the config again, so that the images it marks are made again."""
+    if not loaded.config.loaded_plugins:
+        return []
+    from ..plugins.manager import option_files
+
+    return option_files(loaded.config.loaded_plugins)
 
 
 def _prepare_output(output: Path) -> Path:

@@ -8,6 +8,7 @@ reload the config first, wait for files still being copied, or do nothing.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -69,9 +70,13 @@ def classify_changes(
     config_path: str | None,
     theme_dir: str | None,
     output: str | None = None,
+    config_files: Collection[str] = (),
 ) -> Decision:
-    """changes: (kind, absolute path) pairs; kind is 'added', 'modified' or 'deleted'."""
+    """changes: (kind, absolute path) pairs; kind is 'added', 'modified' or 'deleted'. config_files: the
+    files the config's plugins read when it is loaded (a watermark's PNG), whose content is part of
+    their recipes: a change loads the config again, as a change of the config does."""
     decision = Decision(Action.NOTHING)
+    read_with_config = {os.path.abspath(f) for f in config_files}
     for kind, path in sorted(changes):
         name = os.path.basename(path)
         if _inside(path, output) or _temporary(name) or _sed_work_file(name, path, changes):
@@ -79,6 +84,10 @@ def classify_changes(
         if config_path and os.path.abspath(path) == os.path.abspath(config_path):
             decision.action = max(decision.action, Action.CONFIG)
             decision.reasons.append(f"config {kind}")
+            continue
+        if os.path.abspath(path) in read_with_config:
+            decision.action = max(decision.action, Action.CONFIG)
+            decision.reasons.append(f"{name} {kind} (a file of the config's plugins)")
             continue
         if _inside(path, theme_dir):
             decision.action = max(decision.action, Action.PAGES)

@@ -7,7 +7,7 @@ import stat
 from collections.abc import Iterable
 
 from ..errors import BuildError
-from ..fsutil import OutsideRoot, check_inside, same_content, write_atomic, write_atomic_with
+from ..fsutil import OutsideRoot, check_inside, same_content, write_atomic, write_atomic_with, write_temp
 
 
 class DiskSink:
@@ -21,6 +21,12 @@ class DiskSink:
         self.written = 0  # files whose bytes changed
         self.unchanged = 0
         self.stamps: list[tuple[str, int, int]] = []  # (dest_uri, size, mtime_ns) since take_stamps
+        # A file that replaces one of the last build's waits in a temporary file until commit(): an
+        # existing page must not link to a new one before that is written, and a build stopped
+        # part-way (Ctrl-C, SIGTERM) must leave a site whose every link leads somewhere. New files
+        # (reachable only through replaced ones) are written at once.
+        self.defer_replacements = False
+        self.deferred: dict[str, tuple[str, os.stat_result]] = {}  # dest_uri -> its temporary file
 
     def take_stamps(self) -> list[tuple[str, int, int]]:
         """What the files written (or found as they should be) since the last call are: for the
@@ -56,11 +62,18 @@ class DiskSink:
             check_inside(os.path.dirname(path), self.root)
         except OutsideRoot as exc:
             raise BuildError(str(exc), hint="replace the link with a real folder, or remove it") from None
+        waiting = self.deferred.pop(dest_uri, None)  # written earlier in this build, to replace the file
+        if waiting is not None:
+            os.unlink(waiting[0])
         if same_content(path, data):
             self.unchanged += 1
             st = os.stat(path)
             self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
             return False
+        if self.defer_replacements and os.path.lexists(path):
+            self.deferred[dest_uri] = write_temp(path, data)
+            self.written += 1
+            return True
         st = write_atomic(path, data)
         self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
         self.written += 1
@@ -78,6 +91,16 @@ class DiskSink:
         st = write_atomic_with(path, fill)
         self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
         self.written += 1
+
+    def is_deferred(self, dest_uri: str) -> bool:
+        return dest_uri in self.deferred
+
+    def commit(self) -> None:
+        """Put every deferred file in place (its stamp then taken): once every new file is written."""
+        for dest_uri, (tmp, st) in self.deferred.items():
+            os.replace(tmp, self.abs_path(dest_uri))
+            self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
+        self.deferred = {}
 
     def copy(self, dest_uri: str, abs_src_path: str) -> bool:
         with open(abs_src_path, "rb") as f:

@@ -16,7 +16,8 @@ from albumen.plugins import ImageFilter, hookimpl, setting
 
 from .marks import roles
 
-__version__ = "1"  # bumped when the factors are applied differently: the adjusted images are made again
+__version__ = "2"  # bumped when the factors are applied differently: the adjusted images are made again
+# 2: brightness and contrast as one lookup table (within three levels of 1)
 
 FACTORS = ("color", "brightness", "contrast", "sharpness")  # applied in this order (as Sigal's pilkit does)
 MAX_FACTOR = 10.0
@@ -79,16 +80,40 @@ def album_factor(meta, name: str, album: str | None) -> float:
 
 
 def draw(image, ctx):
-    """The image with its factors applied (Pillow, RGB or RGBA; transparency kept)."""
+    """The image with its factors applied (Pillow, RGB or RGBA; transparency kept).
+
+    In pilkit's order (colour, brightness, contrast, sharpness), colour and sharpness as Pillow's
+    ImageEnhance does them, brightness and contrast as one lookup table: one pass over the pixels
+    instead of two blends, the contrast's pivot (the mean grey) read from the histogram; within three
+    levels of Sigal's images (the last truncation falls a level apart now and then)."""
     from PIL import ImageEnhance
 
+    o = ctx.options
     alpha = image.getchannel("A") if image.mode == "RGBA" else None
     out = image.convert("RGB") if alpha is not None else image
-    for name in FACTORS:
-        factor = ctx.options[name]
-        if factor != 1.0:
-            out = getattr(ImageEnhance, name.capitalize())(out).enhance(factor)
+    if o["color"] != 1.0:
+        out = ImageEnhance.Color(out).enhance(o["color"])
+    if o["brightness"] != 1.0 or o["contrast"] != 1.0:
+        out = out.point(_levels(out.histogram(), o["brightness"], o["contrast"]) * 3)
+    if o["sharpness"] != 1.0:
+        out = ImageEnhance.Sharpness(out).enhance(o["sharpness"])
+    if out is image:
+        out = image.copy()
     if alpha is not None:
         out = out.convert("RGBA")
         out.putalpha(alpha)
     return out
+
+
+def _levels(histogram: list[int], brightness: float, contrast: float) -> list[int]:
+    """The table taking a level through Pillow's Brightness then Contrast (their blends truncate)."""
+    bright = [_clip(level * brightness) for level in range(256)]
+    total = sum(histogram[:256]) or 1
+    means = [sum(bright[level] * count for level, count in enumerate(histogram[256 * band : 256 * band + 256])) / total
+             for band in range(3)]
+    grey = int(0.299 * means[0] + 0.587 * means[1] + 0.114 * means[2] + 0.5)  # the mean of the image's L
+    return [_clip(grey + (level - grey) * contrast) for level in bright]
+
+
+def _clip(value: float) -> int:
+    return 0 if value <= 0 else 255 if value >= 255 else int(value)

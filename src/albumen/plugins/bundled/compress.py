@@ -32,7 +32,7 @@ class Options:
     )
     zopfli: bool = setting(
         True,
-        "Make the .gz copies with zopfli: about 5 % smaller than gzip -9 and a hundred times slower to make, "
+        "Make the .gz copies with zopfli: about 3 % smaller than gzip -9 and a hundred times slower to make, "
         "once per file (a file that did not change is not compressed again). false: gzip -9.",
     )
     min_size: int = setting(0, "Leave out files smaller than this many bytes (a server compresses those fast).", min=0)

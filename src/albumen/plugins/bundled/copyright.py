@@ -9,6 +9,7 @@ redrawn when what it shows changes (its author, its date...), and only then.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import string
 from dataclasses import dataclass
@@ -108,6 +109,9 @@ def _filter(options: Options) -> ImageFilter:
              "position": options.position, "margin": options.margin}
     if not options.font:  # the bundled font is Albumen's: its version names it (not where it is installed)
         drawn["font"] = "bundled"
+    else:  # a worker that drew with the font before it was replaced does not keep the old one
+        with open(options.font, "rb") as file:
+            drawn["font_digest"] = hashlib.file_digest(file, "sha256").hexdigest()
     return ImageFilter(f"{__name__}:draw", roles=roles(options.thumbnails, options.originals), facts=facts,
                        options=drawn)
 
@@ -136,20 +140,20 @@ def draw(image, ctx):
     pixels = round(o["size"] * min(width, height))
     if not text or pixels < MIN_PIXELS:
         return image
-    font_path = FONT if o["font"] == "bundled" else o["font"]
-    box = _box(font_path, pixels, text)
+    font = (FONT, "") if o["font"] == "bundled" else (o["font"], o["font_digest"])
+    box = _box(font, pixels, text)
     room = width - 2 * margin
     if box[2] - box[0] > room:  # narrower, to fit across the image
         pixels = int(pixels * room / (box[2] - box[0]))
         if pixels < MIN_PIXELS:
             return image
-        box = _box(font_path, pixels, text)
+        box = _box(font, pixels, text)
     stroke = max(1, pixels // 16) if o["outline"] else 0
     left, top, right, bottom = box[0] - stroke, box[1] - stroke, box[2] + stroke, box[3] + stroke
     layer = Image.new("RGBA", (right - left, bottom - top), (0, 0, 0, 0))
     alpha = round(255 * o["opacity"])
     ImageDraw.Draw(layer).text(
-        (-left, -top), text, font=_font(font_path, pixels), fill=(*rgb(o["color"]), alpha),
+        (-left, -top), text, font=_font(font, pixels), fill=(*rgb(o["color"]), alpha),
         stroke_width=stroke, stroke_fill=(*rgb(o["outline"]), alpha) if stroke else None,
     )
     at = place(layer.size, image.size, o["position"], margin)
@@ -160,12 +164,13 @@ def draw(image, ctx):
 
 
 @functools.lru_cache(maxsize=16)
-def _font(path: str, pixels: int):
+def _font(font: tuple[str, str], pixels: int):
+    """font: (its file, the digest of its content when it is not the bundled one: part of the key)."""
     from PIL import ImageFont
 
-    return ImageFont.truetype(path, pixels)
+    return ImageFont.truetype(font[0], pixels)
 
 
 @functools.lru_cache(maxsize=256)
-def _box(path: str, pixels: int, text: str) -> tuple[int, int, int, int]:
-    return tuple(int(v) for v in _font(path, pixels).getbbox(text))
+def _box(font: tuple[str, str], pixels: int, text: str) -> tuple[int, int, int, int]:
+    return tuple(int(v) for v in _font(font, pixels).getbbox(text))
