@@ -334,8 +334,10 @@ def plan_site(
     plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
     filtering = plugins is not None and plugins.has("albumen_image_filters")
     # the covers of albums shown as cards: their parent's children (not the top album, nor one behind
-    # a private link of its own, whose card is on no page)
-    covers = {gallery.albums[child].cover for album in gallery.albums.values() for child in album.children}
+    # a private link of its own, whose card is on no page); a password album's pages show its sealed
+    # thumbnails instead (see albumen.seal)
+    covers = {gallery.albums[child].cover for album in gallery.albums.values() if not (units and album.zone in units)
+              for child in album.children}
     for uri, media in gallery.media.items():
         if media.kind not in ("image", "video"):  # a plugin's media kind
             if media.kind not in plan.makers:
