@@ -233,3 +233,22 @@ def test_the_scheme_and_accent_settings_override_the_visitors_system(tmp_path, b
     assert seen["dark", "light"] == dark and seen["auto", "dark"] == dark
     assert seen["light", "dark"] == light and seen["auto", "light"] == light
     assert dark[1] != light[1]  # an orange too light for a light page is darkened there
+
+
+def test_the_viewer_moves_only_for_visitors_who_accept_motion(sites, browser):
+    """The viewer fades in, and its photos too; with prefers-reduced-motion nothing animates."""
+    site, url = sites["demo"]
+    seen = {}
+    for motion in ("no-preference", "reduce"):
+        context = browser.new_context(reduced_motion=motion, viewport={"width": 1024, "height": 700})
+        pg = context.new_page()
+        pg.goto(url + page_types(site)["album"])
+        pg.wait_for_selector("html[data-albumen=ready]", state="attached")
+        pg.click(".grid li:nth-child(1) a")
+        pg.wait_for_selector(".lb .lb-frame")
+        seen[motion] = pg.evaluate("""() => [getComputedStyle(document.querySelector('.lb')).animationName,
+            getComputedStyle(document.querySelector('.lb-frame')).animationName,
+            getComputedStyle(document.querySelector('.lb-img')).transitionDuration]""")
+        context.close()
+    assert seen["no-preference"] == ["lb-in", "lb-in", "0.2s"]
+    assert seen["reduce"] == ["none", "none", "0s"]
