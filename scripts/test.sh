@@ -32,6 +32,19 @@ if ! command -v radosgw >/dev/null 2>&1 || ! command -v ceph-mon >/dev/null 2>&1
     || echo "could not install Ceph's radosgw, ceph-mon and ceph-osd: the S3 deploy tests will skip"
 fi
 
+# The standards tests: Java (Debian's default-jre-headless) runs the W3C Nu HTML Checker; npm installs it
+# and axe-core at the versions tests/npm/package-lock.json pins (each test skips, saying why, without them)
+if ! command -v java >/dev/null 2>&1; then
+  apt_install --no-install-recommends default-jre-headless || echo "could not install Java: the HTML checker's test will skip"
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  apt_install --no-install-recommends npm || echo "could not install npm: the HTML checker's test will skip"
+fi
+if command -v npm >/dev/null 2>&1 && [ ! tests/npm/node_modules/.package-lock.json -nt tests/npm/package-lock.json ]; then
+  npm ci --prefix tests/npm --ignore-scripts --no-audit --no-fund --loglevel=error \
+    || echo "could not install tests/npm (vnu-jar, axe-core): the HTML checker's test will skip"
+fi
+
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
@@ -45,4 +58,6 @@ if ! ls "$ALBUMEN_TEST_DOWNLOADS"/sigal-2.6.1-*.whl >/dev/null 2>&1; then
   .venv/bin/python -m pip download -q --no-deps --only-binary=:all: sigal==2.6.1 -d "$ALBUMEN_TEST_DOWNLOADS" \
     || echo "could not download Sigal 2.6.1's wheel: the tests on its sigal.conf.py will skip"
 fi
-exec .venv/bin/python -m pytest -n 2 -p no:cacheprovider "$@"
+# loadgroup: the tests of a group run in one process, one after the other (test_cluster's share a
+# Dask scheduler and two workers); the others are spread as with the default 'load'
+exec .venv/bin/python -m pytest -n 2 --dist loadgroup -p no:cacheprovider "$@"

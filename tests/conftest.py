@@ -467,3 +467,30 @@ def albumen_process(tmp_path: Path, *args: str, pythonpath: Path | None = None, 
         env["ALBUMEN_TEST_START"] = start
     return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env,
                           timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+LONG_WORD = "Supercalifragilisticexpialidocious" * 3
+LONG_URL = "https://example.org/" + "a-very-long-path-segment/" * 8 + "?query=" + "x" * 60
+ALBUM = "Ünïcode album whose name is far too long for a phone " + LONG_WORD[:60]
+
+
+def hostile_gallery(src: Path) -> None:
+    """A gallery that tries the theme: long names and URLs, Sigal-style HTML in sidecars, a 95x48 logo, repeated slugs, main.jpg."""
+    (src).mkdir(parents=True)
+    (src / "index.md").write_text(f"Title: Hostile gallery\n\nA home page description with {LONG_URL} in it.\n")
+    album = src / ALBUM
+    make_jpeg(album / "wide.jpg", size=(1200, 800), color=(30, 90, 160), date="2024:05:01 10:00:00")
+    make_jpeg(album / "tall.jpg", size=(800, 1200), color=(160, 90, 30), date="2024:05:01 11:00:00")
+    make_png(album / "logo.png", size=(95, 48), color=(220, 40, 90, 255))
+    make_jpeg(album / "main.jpg", size=(900, 600), color=(40, 140, 60), date="2024:05:02 09:00:00")
+    make_jpeg(album / "IMG_0001.jpg", size=(3000, 500), color=(90, 90, 90), date="2024:05:03 09:00:00")
+    (album / "index.md").write_text(
+        f"Title: {ALBUM} {LONG_WORD}\n\n"
+        f'<p>See <a href="{LONG_URL}">the <em>long</em> link</a> and <strong>this</strong>.</p>\n\n'
+        f"{LONG_URL}\n\n### A heading of the sidecar\n\n{LONG_WORD}\n\n"
+        "<script>alert(1)</script><img src=x onerror=alert(1)>\n"
+    )
+    (album / "wide.md").write_text(f"Title: {LONG_WORD}\n\nA caption with *emphasis* and {LONG_URL}.\n")
+    make_jpeg(src / "Other" / "IMG_0001.jpg", size=(1024, 768), color=(200, 200, 40), date="2023:01:01 12:00:00")
+    make_jpeg(src / "Other" / "small.jpg", size=(240, 160), color=(20, 20, 200), date="2023:01:02 12:00:00")
+    make_jpeg(src / "Third" / "only.jpg", size=(1600, 1067), color=(100, 20, 120), date="2022:06:01 12:00:00")

@@ -34,7 +34,7 @@ def photo_times(site: Path, album_dir: str) -> dict[str, str]:
 
 
 def grid_slugs(page: Path) -> list[str]:
-    return [li["id"] for li in soup(page).select(".grid li.tile")]
+    return [li["id"].removeprefix("m-") for li in soup(page).select(".grid li.tile")]
 
 
 def add_xmp(jpeg: Path, **fields: str) -> None:
@@ -155,7 +155,7 @@ def test_photo_page_works_without_javascript(small_tree, tmp_path):
     assert (site / "trip" / "img-0001" / img["src"]).is_file()
     nav = {a["class"][0]: a["href"] for a in page.select(".photo-nav a")}
     assert nav["next"] == "../img-0002/"
-    assert nav["up"].startswith("../#img-0001")
+    assert nav["up"].startswith("../#m-img-0001")
     assert "prev" not in nav
     assert page.select_one(".photo-meta time")["datetime"].startswith("2024-07-01T10:00:00")
     dl = page.select_one("dl.exif").get_text(" ", strip=True)
@@ -566,7 +566,7 @@ def test_pagination_and_up_links(tmp_path):
     assert grid_slugs(site / "big" / "page" / "2" / "index.html") == ["p4", "p5", "p6"]
     assert grid_slugs(site / "big" / "page" / "3" / "index.html") == ["p7"]
     up = soup(site / "big" / "p5" / "index.html").select_one(".photo-nav a.up")["href"]
-    assert up == "../page/2/#p5"
+    assert up == "../page/2/#m-p5"
     pag = soup(site / "big" / "page" / "2" / "index.html").select_one(".pagination")
     assert pag.select_one("a[rel=prev]")["href"] == "../../"
     assert pag.select_one("a[rel=next]")["href"] == "../3/"
@@ -863,10 +863,10 @@ def test_photos_at_the_top_of_the_folder_link_back_to_the_home_page_at_their_pla
     make_jpeg(src / "Sub" / "three.jpg")
     build_site(src, out)
     page = soup(out / "one" / "index.html")
-    assert page.select_one("a.up")["href"] == "../#one"
-    assert page.select_one('link[rel="up"]')["href"] == "../#one"
-    assert soup(out / "index.html").select_one("#one") is not None
-    assert soup(out / "sub" / "three" / "index.html").select_one("a.up")["href"] == "../#three"
+    assert page.select_one("a.up")["href"] == "../#m-one"
+    assert page.select_one('link[rel="up"]')["href"] == "../#m-one"
+    assert soup(out / "index.html").select_one("#m-one") is not None
+    assert soup(out / "sub" / "three" / "index.html").select_one("a.up")["href"] == "../#m-three"
     walk = crawl(out)
     assert walk.broken == []
     assert {"one/index.html", "two/index.html", "sub/three/index.html"} <= walk.pages

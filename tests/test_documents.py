@@ -68,6 +68,15 @@ def test_a_pdf_gets_a_picture_of_its_first_page_and_a_download_link(gallery, tmp
     assert stamps == {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in site.rglob("*") if p.is_file()}
     assert build_site(gallery, site, "-c", str(conf), "--strict", expect=1).exit_code == 1  # the skipped PDF
 
+    # another extension makes its tiles and re-makes nothing of the others (the kinds' recipes hold no option)
+    (gallery / "Trip" / "book.epub").write_bytes(b"PK\x03\x04 an epub")
+    conf.write_text(CONFIG.replace('["pdf", "gpx"]', '["pdf", "gpx", "epub"]'))
+    done = build_site(gallery, site, "-c", str(conf))
+    assert "read 1 new or changed file" in done.stdout and "made 2 derivatives;" in done.stdout, done.stdout  # the epub
+    images = {p: s for p, s in stamps.items() if p.suffix in (".jpg", ".pdf", ".gpx")}
+    assert images == {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in images}
+    assert "EPUB" in {b.get_text() for b in soup(site / "trip" / "index.html").select(".documents .badge")}
+
     conf.write_text("")  # off (the default): the documents are files that are not media again
     build_site(gallery, site, "-c", str(conf))
     assert not list(site.rglob("*.pdf")) and soup(site / "trip" / "index.html").select_one(".documents") is None

@@ -196,3 +196,20 @@ def test_counts_name_photos_and_videos_apart_in_each_language():
     assert format_counts(0, 0, "en") == "0 photos"
     assert format_counts(30, 2, "fr") == "30 photos, 2 vidéos"
     assert format_counts(0, 1, "fr") == "1 vidéo"
+
+
+def test_the_theme_stays_small_and_asks_nothing_of_other_sites():
+    """Budget (issue 20): the default theme's CSS and JavaScript, gzipped, under 25 KB, and neither
+    they nor the templates fetch anything from another site (the map link is a link, not a request)."""
+    import gzip
+    import re
+
+    from albumen.render.themes import DEFAULT_THEME
+
+    static = DEFAULT_THEME / "static"
+    size = sum(len(gzip.compress(p.read_bytes(), 9)) for p in static.iterdir() if p.suffix in (".css", ".js"))
+    assert 4_000 < size < 25_000, size
+    for path in [*static.iterdir(), *(DEFAULT_THEME / "templates").rglob("*.html")]:
+        text = path.read_text()
+        assert not re.search(r"@import|url\(\s*['\"]?(https?:)?//", text), path
+        assert not re.search(r"<(script|link|img|source|iframe)[^>]+(src|href)=\"(https?:)?//", text), path

@@ -121,7 +121,7 @@ def test_video_page_grid_badge_captions_and_stream(tmp_path):
     for t in tracks:
         assert (site / "trip" / "clip" / t["src"]).read_text().startswith("WEBVTT")
     assert [s["type"] for s in video.select("source")] == ["video/mp4"]
-    tile = soup(site / "trip" / "index.html").select_one("li#clip")
+    tile = soup(site / "trip" / "index.html").select_one("li#m-clip")
     assert tile.select_one(".badge").get_text() == "0:02"
     card = soup(site / "index.html").select_one(".card-meta")  # the album's card counts both kinds
     assert [s.get_text() for s in card.select("span")] == ["1 photo", "1 video"]
@@ -157,7 +157,7 @@ def test_the_build_log_counts_videos_as_videos(tmp_path):
     lines = build_site(src, site).stdout.splitlines()
     assert "processed 2 videos" in lines and "read 2 new or changed files" in lines
     assert next(line for line in lines if line.startswith("made ")) == (
-        "made 6 derivatives of 2 videos; rendered 5 pages, wrote 9 files; removed 0 stale files")
+        "made 6 derivatives of 2 videos; rendered 5 pages, wrote 11 files; removed 0 stale files")
     assert lines[-1].startswith("built 1 album, 0 photos, 2 videos, 0 skipped in ")
     make_jpeg(src / "c.jpg", size=(300, 200))
     lines = build_site(src, site).stdout.splitlines()
@@ -226,7 +226,7 @@ def test_chromium_plays_the_videos(tmp_path, formats):
                     assert shown[2].endswith(".webm")  # a modern source is preferred when offered
             # in the lightbox too
             page.goto(url)
-            page.click("li#clip a")
+            page.click("li#m-clip a")
             page.wait_for_selector(".lb video")
             page.evaluate("() => { const v = document.querySelector('.lb video'); v.muted = true; return v.play(); }")
             page.wait_for_function("() => document.querySelector('.lb video').readyState >= 2", timeout=20000)
@@ -421,7 +421,7 @@ def test_a_video_cut_off_part_way_is_published_with_a_warning(tmp_path):
         slug = name.split(".")[0]
         published = probe(next((site / slug).glob("*.mp4")))
         assert abs(published["duration"] - shown) < 0.3, (name, published, shown)
-        badge = soup(site / "index.html").select_one(f"li#{slug} .badge").get_text()
+        badge = soup(site / "index.html").select_one(f"li#m-{slug} .badge").get_text()
         assert badge == f"0:{round(shown):02d}", (name, badge)  # what was published, not the header's 0:04
     assert "built 1 album, 0 photos, 3 videos, 0 skipped" in result.stdout
     again = build_site(src, site)  # said at every build while the file is as it is

@@ -32,6 +32,7 @@ from .lastbuild import fingerprint, restore_summary, save_summary
 from .locks import hold_output
 from .model import Gallery
 from .pool import WorkerPool
+from .process.cluster import DaskCluster, cluster_for
 from .process.executor import run_jobs
 from .process.plan import plan_jobs, plan_site, public_dir
 from .process.remaining import placeholder_key, remaining_jobs
@@ -61,6 +62,7 @@ class BuildOptions:
     force: bool = False
     force_albums: tuple[str, ...] = ()  # glob patterns of album paths to redo
     wait: bool = False  # another process building into the output: wait for it instead of refusing
+    scheduler: str | None = None  # where images are made (see config's scheduler); None: the config's
 
 
 def _inside(child: Path, parent: Path) -> bool:
@@ -126,7 +128,7 @@ def build(
     started = time.perf_counter()
     config = loaded.config
     source, output = check_paths(options.source, options.output)
-    theme = loaded.resolve(config.theme)
+    theme = loaded.resolve(config.theme.path)
     # the folders and programs the config names, checked together: every problem is told at once
     problems: list[AlbumenError] = []
 
@@ -138,12 +140,13 @@ def build(
             return None
 
     if theme is not None and not theme.is_dir():
-        problems.append(UsageError(f"theme folder not found: {theme}", hint="check the 'theme' setting"))
+        problems.append(UsageError(f"theme folder not found: {theme}", hint="check the 'theme.path' setting"))
     elif theme is not None and not (theme / "templates").is_dir() and not (theme / "static").is_dir():
-        problems.append(UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme' setting"))
+        problems.append(UsageError(f"theme folder {theme} has neither templates/ nor static/", hint="check the 'theme.path' setting"))
     cache_dir = checked(lambda: cache_location(loaded, source, output))
     checked(lambda: check_home(source, output))
     ffmpeg = checked(lambda: _ffmpeg(loaded))  # a wrong videos.ffmpeg stops here, before anything is written
+    cluster = checked(lambda: cluster_for(options.scheduler if options.scheduler is not None else config.scheduler))
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -161,17 +164,21 @@ def build(
             report.warnings.extend(cache.warnings)
             workers = pool if pool is not None else WorkerPool(options.jobs)
             try:
-                _run(loaded, options, reporter, cache, workers, report, theme, ffmpeg)
+                _run(loaded, options, reporter, cache, workers, report, theme, ffmpeg, cluster)
             except BaseException:
                 # interrupted (Ctrl-C, SIGTERM) or failed: the workers are stopped, and the ffmpeg each
                 # ran with them, before the temporary files they were writing are removed (none is
                 # another build's: this one holds the output)
                 workers.stop()
+                if cluster is not None:
+                    cluster.stop()
                 remove_all_temp_files(output)
                 raise
             finally:
                 if pool is None:
                     workers.close()
+                if cluster is not None:
+                    cluster.close()
                 cache.close()
     except BaseException:
         for folder in reversed(created):  # a build that stopped before writing anything leaves no folder
@@ -197,10 +204,11 @@ def _make_folders(folder: Path) -> list[Path]:
 
 def _run(
     loaded: LoadedConfig, options: BuildOptions, reporter: Reporter, cache: BuildCache, pool: WorkerPool,
-    report: BuildReport, theme: Path | None, ffmpeg: str | None,
+    report: BuildReport, theme: Path | None, ffmpeg: str | None, cluster: DaskCluster | None = None,
 ) -> None:
     """The stages, in order: scan, plan, make the images (pages of finished albums written meanwhile),
-    render the other pages, remove what is no longer part of the site."""
+    render the other pages, remove what is no longer part of the site. Files are read by the local
+    pool's workers, images made by the cluster's when there is one."""
     config = loaded.config
     source, output = report.source, report.output
     reporter.phase("Scanning")
@@ -266,8 +274,11 @@ def _run(
     sink = DiskSink(str(output))
     sink.defer_replacements = True  # a build stopped part-way leaves a site whose every link leads somewhere
     writer: PageWriter | None = None
-    early = EarlyPages(gallery, todo, paced=pool.parallel, later=units)
-    results = run_jobs(todo, pool)
+    makers = pool if cluster is None else cluster
+    if cluster is not None:
+        pool.release()  # the files are read: the local workers exit, the cluster makes the images
+    early = EarlyPages(gallery, todo, paced=makers.parallel, later=units)
+    results = run_jobs(todo, makers)
     del todo  # each job is let go once made (see run_jobs): a big library's jobs do not all stay
     for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
@@ -281,7 +292,9 @@ def _run(
         tally.send(pages_waiting=early.ready)  # the pages about to be written show their placeholders
         early.work(seconds=0.025)
     del results
-    pool.release()  # pages are rendered in this process: the workers exit meanwhile
+    makers.release()  # pages are rendered in this process: the workers exit meanwhile
+    if cluster is not None and cluster.tasks:
+        report.notes.append(cluster.summary())
     tally.finish()
     listed = early.finish()  # albums whose pages are all written and listed
     tally.drop_failed(config)

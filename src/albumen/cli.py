@@ -214,6 +214,10 @@ def main() -> None:
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
               help=f"Config file (default: ./{CONFIG_NAME} when present).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Make the images on a Dask cluster: 'tcp://HOST:8786' (an existing scheduler whose workers share "
+              "the photo folder and OUTPUT) or 'local:N' (N local worker processes). Overrides the 'scheduler' "
+              "setting; '' turns it off. See docs/CLUSTER.md.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 when any file was skipped or any warning was given.")
 @click.option("--force", is_flag=True, help="Redo everything: every image and every page.")
 @click.option("--force-album", "force_albums", multiple=True, metavar="GLOB",
@@ -225,7 +229,8 @@ def main() -> None:
 @click.option("--each", "each_root", type=click.Path(file_okay=False, path_type=Path), metavar="ROOT",
               help="Build every top-level folder of ROOT as a gallery of its own, into OUTPUT/<folder>/ (see 'albumen watch').")
 @click.option("--url", "base_url", metavar="URL", help="With --each: each gallery's address is URL/<folder>/.")
-def build(source, output, config_path, jobs, strict, force, force_albums, wait, quiet, verbose, each_root, base_url) -> None:
+def build(source, output, config_path, jobs, scheduler, strict, force, force_albums, wait, quiet, verbose, each_root,
+          base_url) -> None:
     """Build the gallery from SOURCE (a folder of photos) into OUTPUT.
 
     \b
@@ -234,6 +239,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
       albumen build ~/Pictures -o ../site        # choose the output folder
       albumen build -c albumen.toml --strict     # source and output from the config; fail on any skip
       albumen build ~/Pictures --force-album 'Trips/2024*'   # redo some albums from scratch
+      albumen build /shared/photos -o /shared/site --scheduler tcp://head:8786   # on a Dask cluster
       albumen build --each /srv/photos -o /var/www/photos   # one gallery per folder of /srv/photos
 
     One build at a time writes an output folder: while another build or 'albumen serve' writes
@@ -267,7 +273,7 @@ def build(source, output, config_path, jobs, strict, force, force_albums, wait, 
 
                 options = BuildOptions(
                     source=src, output=out, jobs=jobs or 0, strict=strict, force=force,
-                    force_albums=tuple(force_albums), wait=wait,
+                    force_albums=tuple(force_albums), wait=wait, scheduler=scheduler,
                 )
                 reporter = _reporter(verbosity)
                 if isinstance(reporter, RichReporter):

@@ -100,6 +100,8 @@ def validate_config(data: dict[str, Any], path: str | None = None) -> Config:
     section_values: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
     top_fields = {f.name: f for f in fields(Config) if f.name not in SECTIONS and not f.metadata.get("internal")}
 
+    if isinstance(data.get("theme"), str):  # the short form of [theme] path, the only one before [theme]
+        data = {**data, "theme": {"path": data["theme"]}}
     for key, value in data.items():
         if key in ("plugins", "plugin"):
             continue  # below: the plugins' own schemas are known once they are loaded
@@ -316,9 +318,35 @@ def _check_kind(key: str, kind: str | None, value: str, problems: list[str]) -> 
             problems.append(f"{key}: expected a time zone name such as 'Europe/Paris' or 'UTC', got {value!r}")
     elif kind == "segment" and not re.match(r"^[a-z0-9][a-z0-9_-]*$", value):
         problems.append(f"{key}: expected one URL segment of lower-case letters, digits, '-' or '_', got {value!r}")
+    elif kind == "colour" and value and not re.fullmatch(r"#[0-9a-fA-F]{6}", value):
+        problems.append(f"{key}: expected a colour written '#rrggbb' (such as '#c0392b'), got {value!r}")
+    elif kind == "scheduler" and value and scheduler_target(value) is None:
+        problems.append(f"{key}: expected 'local', 'local:N' or a Dask scheduler's address such as "
+                        f"'tcp://HOST:8786', got {value!r}")
     elif kind == "sort" and not _SORT_RE.match(value):
         problems.append(f"{key}: expected 'date', 'name', 'title' or a sidecar key, optionally prefixed by '-', got {value!r}")
     return value
+
+
+_LOCAL_SCHEDULER = re.compile(r"^local(?::([1-9][0-9]{0,4}))?$")
+
+
+def scheduler_target(value: str) -> tuple[str, int | str] | None:
+    """What the scheduler setting names: ('local', N) for a LocalCluster of N worker processes (0: one
+    per core), ('remote', 'tcp://HOST:PORT') for a Dask scheduler; None when it is neither."""
+    value = value.strip()
+    local = _LOCAL_SCHEDULER.match(value)
+    if local:
+        return "local", int(local.group(1) or 0)
+    address = value if "://" in value else f"tcp://{value}"
+    parts = urlsplit(address)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname or not port or parts.path not in ("", "/"):
+        return None
+    return "remote", address.rstrip("/")
 
 
 def _int_expectation(rules, what: str = "an integer") -> str:

@@ -168,6 +168,28 @@ class FeedsConfig:
 
 
 @dataclass(frozen=True)
+class ThemeConfig:
+    path: str = setting(
+        "",
+        "Folder of a theme whose templates/ and static/ files override the default theme file by file. "
+        "(The short form theme = \"my-theme\" at the top of the file sets it too.)",
+        kind="path",
+    )
+    scheme: str = setting(
+        "auto",
+        "Colours of the pages: 'auto' follows the visitor's system (light or dark), 'light' and 'dark' fix them. "
+        "The photo viewer is always dark.",
+        choices=("auto", "light", "dark"),
+    )
+    accent: str = setting(
+        "",
+        "Accent colour of links, focus rings and the current page, as '#rrggbb'. Default: the theme's blue. It is "
+        "darkened on light pages and lightened on dark ones as far as needed to stay readable.",
+        kind="colour",
+    )
+
+
+@dataclass(frozen=True)
 class Config:
     title: str = setting("", "Site title. Default: the name of the photo folder.")
     description: str = setting("", "One line about the site, used in page metadata.")
@@ -192,11 +214,6 @@ class Config:
         "date) by its file's modification time. Off, such media show no date and come after the dated ones in the "
         "stream and in date orders: a file's time is when it was copied or edited, and a photo of 2005 copied "
         "today would read as today's and lead the stream.",
-    )
-    theme: str = setting(
-        "",
-        "Folder of a theme whose templates/ and static/ files override the default theme file by file.",
-        kind="path",
     )
     private: tuple[str, ...] = setting(
         [],
@@ -230,6 +247,19 @@ class Config:
         "per source and output in your user cache folder; the ALBUMEN_CACHE_DIR variable also sets it.",
         kind="path",
     )
+    scheduler: str = field(
+        default="",
+        # not in the config's repr (the build's fingerprint, the pages' keys): whichever executor makes
+        # them, the files are the same
+        repr=False,
+        metadata={
+            "doc": "Where image and video jobs run: '' (this machine's worker processes), 'local:N' (a Dask "
+            "LocalCluster of N worker processes) or a Dask scheduler's address, e.g. 'tcp://HOST:8786', whose "
+            "workers share the photo folder and the output at the same paths. --scheduler overrides it. "
+            "Needs albumen[dask]; see docs/CLUSTER.md.",
+            "kind": "scheduler",
+        },
+    )
     ignore: tuple[str, ...] = setting(
         [],
         "Glob patterns of files and folders to leave out, matched against names and paths relative to the source. "
@@ -243,6 +273,7 @@ class Config:
         "of its own, [plugin.NAME]. See docs/PLUGINS.md.",
     )
     sort: SortConfig = field(default_factory=SortConfig, metadata={"doc": "How albums and media are ordered."})
+    theme: ThemeConfig = field(default_factory=ThemeConfig, metadata={"doc": "The look of the site."})
     images: ImagesConfig = field(default_factory=ImagesConfig, metadata={"doc": "Resized images."})
     thumbnails: ThumbnailsConfig = field(default_factory=ThumbnailsConfig, metadata={"doc": "Grid thumbnails."})
     videos: VideosConfig = field(default_factory=VideosConfig, metadata={"doc": "Published videos."})

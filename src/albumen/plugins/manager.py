@@ -494,7 +494,7 @@ class Plugins:
     def kind_readers(self) -> tuple[KindReader, ...]:
         """The media kinds as the workers reading files get them (plain data)."""
         return tuple(
-            KindReader(info.name, name, tuple(kind.extensions), read, info.options, f"{info.recipe}:{read}@{kind.version}")
+            KindReader(info.name, name, tuple(kind.extensions), read, *_kind_options(info, kind, read))
             for name, (info, kind, read, _, _) in self.media_kinds().items()
         )
 
@@ -502,12 +502,20 @@ class Plugins:
         """The function that draws a kind's pictures (a FilterCall for its items' jobs), and the
         extension its files are published under."""
         info, kind, _, thumbnail, ext = self.media_kinds()[kind_name]
-        recipe = f"{info.recipe}:{thumbnail}@{kind.version}"
-        return FilterCall(info.name, thumbnail, ("thumb",), info.options, None, recipe), ext
+        options, recipe = _kind_options(info, kind, thumbnail)
+        return FilterCall(info.name, thumbnail, ("thumb",), options, None, recipe), ext
 
     def kind_labels(self) -> dict[str, tuple[str, str]]:
         """kind name -> (its label, its media type), for the tiles of its items."""
         return {name: (kind.label, kind.mime) for name, (_, kind, _, _, _) in self.media_kinds().items()}
+
+
+def _kind_options(info: PluginInfo, kind: MediaKind, function: str) -> tuple[Any, str]:
+    """What a media kind's function gets as ctx.options, and its recipe: the plugin's, with the kind's
+    options (all the plugin's by default, and the files its path options name), function and version."""
+    if kind.options is None:
+        return info.options, f"{info.recipe}:{function}@{kind.version}"
+    return kind.options, f"{info.name}@{info.version}:{_digest(kind.options, info.options)}:{function}@{kind.version}"
 
 
 def _failed(failure: PluginFailed) -> FilterCall:

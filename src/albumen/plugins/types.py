@@ -64,7 +64,10 @@ class MediaKind:
     video; ext: the extension it is published under (never the file's own: default the first of
     extensions); mime: its media type. read and thumbnail: 'package.module:function' (see
     hookspecs.albumen_media_kinds), run in the workers. version: bumped when read or thumbnail
-    changes what it gives (the files are read again, the thumbnails made again)."""
+    changes what it gives (the files are read again, the thumbnails made again). options: what read
+    and thumbnail get as ctx.options, and what of the options is part of the kind's recipe (default:
+    all the plugin's options): an option that does not change how this kind is read or drawn (which
+    extensions another kind claims) then reads and draws nothing again."""
 
     name: str
     label: str
@@ -74,6 +77,7 @@ class MediaKind:
     ext: str = ""
     mime: str = "application/octet-stream"
     version: str = ""
+    options: Any = None
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,12 @@ timeout) is retried job by job, so one bad file still fails only itself.
 
 from __future__ import annotations
 
-import os
-import posixpath
 from collections.abc import Iterable, Iterator
 
-from ..fsutil import OutsideRoot, check_inside, remove_temp_files
 from ..pool import TaskFailed, WorkerPool
+from .cluster import DaskCluster
 from .specs import ImageJob, JobResult, VideoJob
-from .worker import run_job, run_jobs_batch
+from .worker import remove_temp_files_of, run_job, run_job_tidy, run_jobs_batch, run_jobs_batch_tidy
 
 DEFAULT_TIMEOUT = 600.0
 SMALL_PIXELS = 1_000_000  # images at most this big travel in batches
@@ -25,9 +23,10 @@ BATCH = 16
 
 
 def run_jobs(
-    jobs: Iterable[ImageJob | VideoJob], pool: WorkerPool | int, timeout: float = DEFAULT_TIMEOUT
+    jobs: Iterable[ImageJob | VideoJob], pool: WorkerPool | DaskCluster | int, timeout: float = DEFAULT_TIMEOUT
 ) -> Iterator[JobResult]:
-    """Run every job and yield each one's result as it arrives, paired with its job by id.
+    """Run every job and yield each one's result as it arrives, paired with its job by id: on the
+    local pool, or on a Dask cluster (whose tasks tidy up first: see worker.run_jobs_batch_tidy).
 
     Nothing is kept here: a caller that needs only counts holds no result of a 100,000-photo build.
     """
@@ -48,7 +47,7 @@ def run_jobs(
 
     def paired(job, outcome) -> JobResult:
         if isinstance(outcome, TaskFailed):
-            _remove_temp_files(job)  # a worker stopped mid-write (timed out, crashed) cleaned up nothing
+            remove_temp_files_of(job)  # a worker stopped mid-write (timed out, crashed) cleaned up nothing
             return JobResult(job.job_id, ok=False, error=str(outcome))
         if not isinstance(outcome, JobResult) or outcome.job_id != job.job_id:
             return JobResult(job.job_id, ok=False, error="worker returned a result for another job")
@@ -58,8 +57,9 @@ def run_jobs(
         return sum(getattr(j, "timeout", timeout) for j in batch) if len(batch) > 1 else getattr(batch[0], "timeout", timeout)
 
     retry = []
+    tidy = isinstance(pool, DaskCluster)
     # four tasks ahead per worker: the build writes pages between results (see render.writer.EarlyPages)
-    results = pool.run(run_jobs_batch, tasks, timeout=limit, ahead=4)
+    results = pool.run(run_jobs_batch_tidy if tidy else run_jobs_batch, tasks, timeout=limit, ahead=4)
     del tasks
     for batch, outcome in results:
         if isinstance(outcome, TaskFailed):
@@ -72,16 +72,5 @@ def run_jobs(
         for job in batch:  # pair by id: a result out of place is a failure, not someone else's success
             yield paired(job, by_id.get(job.job_id, TaskFailed("no result from the worker")))
         del batch, outcome, by_id
-    for job, outcome in pool.run(run_job, retry, timeout=lambda j: getattr(j, "timeout", timeout)):
+    for job, outcome in pool.run(run_job_tidy if tidy else run_job, retry, timeout=lambda j: getattr(j, "timeout", timeout)):
         yield paired(job, outcome)
-
-
-def _remove_temp_files(job: ImageJob | VideoJob) -> None:
-    """Temporary files left in the job's output folders (each media has folders of its own; the
-    build writes a media's page there only once its job is done)."""
-    for folder in {os.path.join(job.abs_dest_root, *posixpath.dirname(s.dest_uri).split("/")) for s in job.outputs}:
-        try:
-            check_inside(folder, job.abs_dest_root)
-        except OutsideRoot:  # nothing was written there: nothing to clean up through a link
-            continue
-        remove_temp_files(folder)

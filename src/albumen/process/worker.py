@@ -8,11 +8,12 @@ and outputs already written by the failed job are removed.
 from __future__ import annotations
 
 import os
+import posixpath
 import time
 from dataclasses import replace
 
 from ..errors import ProcessingError, described
-from ..fsutil import OutsideRoot, check_inside, forget_resolved, open_regular, write_atomic
+from ..fsutil import OutsideRoot, check_inside, forget_resolved, open_regular, remove_temp_files, write_atomic
 from . import filters
 from .specs import (
     ImageJob,
@@ -47,6 +48,32 @@ def run_jobs_batch(jobs: tuple[ImageJob, ...]) -> list[JobResult]:
     """Several jobs in one task (small images): each still succeeds or fails on its own."""
     forget_resolved()  # the output's folders as they are now, once per task (see fsutil.check_inside)
     return [run_job(job) for job in jobs]
+
+
+def run_jobs_batch_tidy(jobs: tuple[ImageJob, ...]) -> list[JobResult]:
+    """run_jobs_batch where a task may be run again without the build knowing (a Dask worker died
+    with it, and the scheduler gave it to another): each job first removes the temporary files an
+    attempt before it left in its folders (a media's folders are its job's alone while it runs)."""
+    forget_resolved()
+    for job in jobs:
+        remove_temp_files_of(job)
+    return [run_job(job) for job in jobs]
+
+
+def run_job_tidy(job: ImageJob) -> JobResult:
+    """run_job, as run_jobs_batch_tidy."""
+    return run_jobs_batch_tidy((job,))[0]
+
+
+def remove_temp_files_of(job: ImageJob | VideoJob) -> None:
+    """Temporary files left in the job's output folders (each media has folders of its own; the
+    build writes a media's page there only once its job is done)."""
+    for folder in {os.path.join(job.abs_dest_root, *posixpath.dirname(s.dest_uri).split("/")) for s in job.outputs}:
+        try:
+            check_inside(folder, job.abs_dest_root)
+        except OutsideRoot:  # nothing was written there: nothing to clean up through a link
+            continue
+        remove_temp_files(folder)
 
 
 def _remove(job: ImageJob, written: list[tuple[str, int, int]]) -> None:

@@ -23,6 +23,7 @@ from markupsafe import Markup
 from ..fsutil import make_private_dirs
 from .i18n import format_date, format_date_range, format_datetime, gettext_for
 from .themes import DEFAULT_THEME, theme_dirs  # noqa: F401 - re-exported
+from .views import tile_id
 
 _SAFE = re.compile(r"^[A-Za-z0-9/._~-]*$")
 
@@ -134,6 +135,7 @@ def make_environment(
     env.filters["srcset"] = srcset_filter
     env.filters["fill_tile"] = fill_tile
     env.globals["viewer_items"] = viewer_items
+    env.filters["tile_id"] = tile_id
     return env
 
 

@@ -20,6 +20,7 @@ from ..model import Gallery, Media
 from ..process.plan import STATIC_DIR, SitePlan, download_name
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
 from ..scan.arrange import is_published, newest_first, published_albums, stream_order
+from .colours import accent_style
 from .env import absolute_url, make_environment, theme_dirs
 from .hooks import document_view, extra_page_tasks, page_context, site_context, template_dirs
 from .i18n import format_counts, format_date, format_iso, gettext_for
@@ -38,6 +39,7 @@ from .views import (
     format_date_range,
     format_datetime,
     plain_text,
+    tile_id,
 )
 
 DEFAULT_PLACEHOLDER = Placeholder(colour="#888888", data_uri="")
@@ -273,7 +275,7 @@ class ViewBuilder:
             index=index,
             count=count,
             album=album,
-            album_page_url=f"{album_page}#{slug}",
+            album_page_url=f"{album_page}#{tile_id(slug)}",
             original=original,
             original_name=download_name(media.name, original.src) if original else None,
             video=self._video(media, plan) if media.kind == "video" else None,
@@ -423,6 +425,8 @@ class SiteRenderer:
             static=_static_urls(self.static),
             generator=f"Albumen {__version__}",
             nav=nav,
+            scheme=config.theme.scheme,
+            accent_style=accent_style(config.theme.accent),
         )
         self.feeds_on = bool(config.feeds.enabled and config.url)
         self.sitemap_on = bool(config.feeds.sitemap and config.url)

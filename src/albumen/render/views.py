@@ -88,6 +88,12 @@ class MediaView:
         return self.sources[0]
 
     @property
+    def anchor(self) -> str:
+        """The id of its tile on its album's page (the fragment of album_page_url): its slug, made a
+        valid id that no id of the theme's own starts like ('m-'), whatever the file's name."""
+        return tile_id(self.slug)
+
+    @property
     def largest(self) -> ImageRef:
         return self.sources[0].images[-1]
 
@@ -233,6 +239,13 @@ class SiteView:
     static: dict[str, str]  # static file name -> site-relative url with a cache-busting version
     generator: str
     nav: list[Link] = field(default_factory=list)
+    scheme: str = "auto"  # 'auto' (the visitor's system) | 'light' | 'dark'
+    accent_style: str = ""  # CSS custom properties of the accent colour, for the <html> element ('' : the theme's)
+
+
+def tile_id(name: str, prefix: str = "m-") -> str:
+    """prefix + name, with what an id or a URL fragment cannot hold written as '_hex' (never two names alike)."""
+    return prefix + re.sub(r"[^A-Za-z0-9.-]", lambda m: "".join(f"_{b:02x}" for b in m.group().encode()), name)
 
 
 _TAGS = re.compile(r"<\s*/?\s*([a-zA-Z][a-zA-Z0-9]*)?[^>]*>")
@@ -320,4 +333,5 @@ __all__ = [
     "format_date_range",
     "format_datetime",
     "plain_text",
+    "tile_id",
 ]

@@ -105,7 +105,7 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
     def build_options() -> BuildOptions:
         return BuildOptions(source=options.source, output=options.output, jobs=options.jobs)
 
-    theme = loaded.resolve(loaded.config.theme)
+    theme = loaded.resolve(loaded.config.theme.path)
     server = SiteServer(str(options.output), options.host, options.port, live=options.watch)
     server.base_path = site_path(loaded.config.url)
 
@@ -194,7 +194,7 @@ def _serve(options: ServeOptions, loaded: LoadedConfig, builder: Callable, echo:
             if decision.action == Action.CONFIG:
                 try:
                     loaded = load_config(options.config_path)
-                    theme = loaded.resolve(loaded.config.theme)
+                    theme = loaded.resolve(loaded.config.theme.path)
                     server.base_path = site_path(loaded.config.url)
                 except AlbumenError as exc:
                     failed(str(exc), f"config not reloaded; {keeping()}:\n{exc}")

@@ -59,6 +59,7 @@ def albumen_media_kinds(options: Options):
             read=f"{__name__}:{'read_pdf' if pdf else 'read_other'}",
             thumbnail=f"{__name__}:{'picture_pdf' if pdf else 'picture_other'}",
             mime=mimetypes.guess_type(f"x.{ext}")[0] or "application/octet-stream", version=__version__,
+            options=(),  # reading and drawing depend on no option: another extension re-makes nothing of this one
         ))
     return kinds
 

@@ -49,14 +49,24 @@ def albumen_page_context(options: Options, page, context, gallery):
     if page.kind != "album" or "album" not in context:
         return None
     album = context["album"]
+    last = _LAST.get("album")
+    if last is not None and last[0] is album and last[1] is options:  # another page of the same album
+        return {"archive": last[2]}
     members = album_members(options, album, gallery)
-    if members is None:
-        return {"archive": None}
-    from albumen.write.archive import archive_size
+    archive = None
+    if members is not None:
+        from albumen.write.archive import archive_size
 
-    size = archive_size(members)
-    return {"archive": {"href": f"{album.url}{ARCHIVE}", "name": _safe(album.title or "album") + ".zip",
-                        "size": size, "size_text": size_text(size, gallery.site.language), "count": len(members)}}
+        size = archive_size(members)
+        archive = {"href": f"{album.url}{ARCHIVE}", "name": _safe(album.title or "album") + ".zip", "size": size,
+                   "size_text": size_text(size, gallery.site.language), "count": len(members)}
+    _LAST["album"] = (album, options, archive)
+    return {"archive": archive}
+
+
+# the album view whose pages are being rendered, and its archive: an album of many pages has one view, and its
+# members are looked at (a stat each) once
+_LAST: dict[str, tuple] = {}
 
 
 @hookimpl

@@ -60,6 +60,7 @@
   items.forEach(function (it, i) {
     var a = links[i], img = a && a.querySelector("img"), tile = a && a.parentNode;
     it.u = a ? a.href : ""; it.a = img ? img.alt : ""; it.set = img ? absSet(img.getAttribute("srcset") || "") : "";
+    it.th = img ? img.currentSrc || img.src : ""; it.tw = img ? +img.getAttribute("width") : 1; it.tt = img ? +img.getAttribute("height") : 1;
     it.ph = tile ? tile.style.backgroundColor : ""; it.pu = tile ? (tile.style.backgroundImage.match(/url\("?([^")]*)"?\)/) || [])[1] : "";
     it.src = abs(it.src); it.pv = abs(it.pv); it.nx = abs(it.nx);
     (it.s || []).forEach(function (s) { s[1] = absSet(s[1]); });
@@ -68,7 +69,7 @@
   });
   var box = tpl.content.firstElementChild.cloneNode(true);
   doc.body.appendChild(box);
-  var stage = $(".lb-stage", box), panel = $(".lb-info", box), counter = $(".lb-count", box);
+  var stage = $(".lb-stage", box), strip = $(".lb-strip", box), counter = $(".lb-count", box);
   var btn = function (name) { return $("[data-lb=" + name + "]", box); };
   var current = -1, opener = null, timer = null, zoom = { s: 1, x: 0, y: 0 }, media = null, frame = null;
   var infoOpen = (function () { try { return localStorage.getItem("albumen-info") !== "0"; } catch (_) { return true; } })();
@@ -97,7 +98,27 @@
     ahead = kept;
   }
   function sizesFor(item) {
-    return Math.round(Math.min(innerWidth, innerHeight * item.w / item.h)) + "px";
+    var vw = stage.clientWidth || innerWidth, vh = stage.clientHeight || innerHeight;
+    return Math.max(1, Math.round(Math.min(vw, vh * item.w / item.h, item.w))) + "px";
+  }
+  // The strip of thumbnails under the photo: the grid's own files (already fetched, or lazily), one
+  // link each, in the tab order only for the photo shown (the arrow keys move along it)
+  function buildStrip() {
+    if (strip.firstChild || items.length < 2) return;
+    items.forEach(function (item, i) {
+      var a = el("a", null, { href: item.u, "data-i": i, tabindex: "-1", style: "--w:" + item.tw + ";--h:" + item.tt });
+      a.appendChild(el("img", null, { src: item.th, alt: item.a, loading: "lazy", decoding: "async", width: item.tw, height: item.tt }));
+      strip.appendChild(a);
+    });
+  }
+  function markStrip(i) {
+    var old = $("[aria-current]", strip), now = strip.children[i];
+    if (old) { old.removeAttribute("aria-current"); old.tabIndex = -1; }
+    if (!now) return;
+    now.setAttribute("aria-current", "true");
+    now.tabIndex = 0;
+    var left = now.offsetLeft - (strip.clientWidth - now.offsetWidth) / 2;
+    if (strip.scrollTo) strip.scrollTo({ left: left, behavior: reduced || !strip.offsetHeight ? "auto" : "smooth" }); else strip.scrollLeft = left;
   }
   function fit(item) {
     var vw = stage.clientWidth || innerWidth, vh = stage.clientHeight || innerHeight;
@@ -151,6 +172,22 @@
 
   function render(i) {
     var item = items[i];
+    // the caption first: the photo is fitted in the room it leaves
+    $(".lb-title", box).textContent = item.t || "";
+    $(".lb-title", box).hidden = !item.t;
+    var desc = $(".lb-desc", box);
+    desc.innerHTML = item.d || "";  // sanitized by Albumen when the page was built (render.richtext)
+    var date = $(".lb-date", box);
+    date.textContent = "";
+    if (item.dt) {
+      var time = el("time", null, item.di ? { datetime: item.di } : {});
+      time.textContent = item.dt;
+      date.appendChild(time);
+    }
+    $(".lb-camera", box).textContent = item.c || "";
+    counter.textContent = counter.getAttribute(item.k === "video" ? "data-format-video" : "data-format").replace("%(n)s", item.n).replace("%(total)s", item.of);
+    btn("prev").disabled = i === 0 && !item.pv;
+    btn("next").disabled = i === items.length - 1 && !item.nx;
     stage.textContent = "";
     frame = el("div", "lb-frame");
     frame.style.backgroundColor = item.ph || "";
@@ -170,20 +207,10 @@
       media = pic.querySelector("img");
       frame.appendChild(pic);
     }
+    markStrip(i);
     stage.appendChild(frame);
     zoom = { s: 1, x: 0, y: 0 };
     layout();
-    $(".lb-title", box).textContent = item.t || "";
-    $(".lb-title", box).hidden = !item.t;
-    var desc = $(".lb-desc", box);
-    desc.innerHTML = item.d || "";  // built by Albumen from Markdown without raw HTML, or escaped text
-    var time = $(".lb-date", box);
-    time.textContent = item.dt || "";
-    if (item.di) time.setAttribute("datetime", item.di); else time.removeAttribute("datetime");
-    $(".lb-camera", box).textContent = item.c || "";
-    counter.textContent = counter.getAttribute(item.k === "video" ? "data-format-video" : "data-format").replace("%(n)s", item.n).replace("%(total)s", item.of);
-    btn("prev").disabled = i === 0 && !item.pv;
-    btn("next").disabled = i === items.length - 1 && !item.nx;
     preloadAround(i);
   }
 
@@ -228,6 +255,7 @@
     box.hidden = false;
     root.classList.add("lb-open");
     box.classList.toggle("info-open", infoOpen);
+    buildStrip();
     show(i, "push");
     btn("close").focus();
   }
@@ -286,10 +314,17 @@
   on(window, "popstate", function (e) {
     var st = e.state;
     if (st && typeof st.albumen === "number") {
-      if (box.hidden) { box.hidden = false; root.classList.add("lb-open"); box.classList.toggle("info-open", infoOpen); }
+      if (box.hidden) { box.hidden = false; root.classList.add("lb-open"); box.classList.toggle("info-open", infoOpen); buildStrip(); }
       pushed = true;  // on an entry of the viewer's: closing goes back from it
       show(st.albumen);
     } else close(true);
+  });
+  on(strip, "click", function (e) {
+    var a = e.target.closest && e.target.closest("a[data-i]");
+    if (!a) return;
+    e.preventDefault();
+    stopShow();
+    show(+a.getAttribute("data-i"), "replace");
   });
   btn("close").onclick = function () { close(false); };
   btn("prev").onclick = function () { step(-1); };
@@ -314,7 +349,7 @@
     else if (k === "z" || k === "Z" || k === "+" || k === "-") { e.preventDefault(); setZoom(k === "-" ? 1 : (zoom.s > 1 && k !== "+" ? 1 : maxZoom())); }
     else if (k === " " && e.target === doc.body) { e.preventDefault(); if (timer) stopShow(); else startShow(); }
     else if (k === "Tab") {  // keep focus inside the dialog
-      var f = Array.prototype.filter.call(box.querySelectorAll("button:not([disabled]):not([hidden]), [href], video[controls], [tabindex]:not([tabindex='-1'])"), function (x) { return x.offsetParent !== null; });
+      var f = Array.prototype.filter.call(box.querySelectorAll("button:not([disabled]):not([hidden]), [href], video[controls], [tabindex]"), function (x) { return x.tabIndex >= 0 && x.offsetParent !== null; });
       if (!f.length) return;
       var first = f[0], last = f[f.length - 1];
       if (e.shiftKey && doc.activeElement === first) { e.preventDefault(); last.focus(); }

@@ -330,6 +330,7 @@
         lazyItemThumb(img, item, firstPhoto);
       });
       media.appendChild(grid);
+      media.appendChild(el("i", "grid-end", { hidden: "" }));  // the theme paints a grid once this follows it
       main.appendChild(media);
     }
   }
@@ -400,14 +401,25 @@
         });
         names.push(v.poster[0], source[1]);
       } else {
-        var d = display(item), img = el("img", "sv-img", { alt: item.alt, width: item.thumb[1], height: item.thumb[2] });
+        var d = display(item), img = el("img", "sv-img", { alt: item.alt });
         stage.appendChild(img);
+        fit(img, item);
         blobUrl(d.name, "display", d.type).then(function (u) { if (current === id) img.src = u; }, broken);
         names.push(d.name);
       }
       names.push(preload(list[i + 1]), preload(list[i - 1]));
       keep(names.filter(Boolean));
     }
+    function fit(img, item) {  // as large as the screen allows, never past the largest published size
+      var largest = item.sources[0][1][item.sources[0][1].length - 1];
+      var scale = Math.min((stage.clientWidth || innerWidth) / largest[1], (stage.clientHeight || innerHeight) / largest[2], 1);
+      img.style.width = Math.max(1, Math.round(largest[1] * scale)) + "px";
+      img.style.height = Math.max(1, Math.round(largest[2] * scale)) + "px";
+    }
+    addEventListener("resize", function () {
+      var img = stage.querySelector("img");
+      if (img && current) fit(img, manifest.media[current]);
+    });
     function broken(e) { if (e instanceof NetworkError) say(msg("network", { why: e.why }), true); else stage.textContent = msg("broken"); }
     function go(delta) {
       var i = list.indexOf(current) + delta;
