@@ -1,8 +1,10 @@
-"""What the bundled pixel plugins cost: cold builds of a small camera-like corpus with each of watermark,
-copyright and adjust (and the three together) against the same build without plugins.
+"""What the bundled plugins cost: cold builds of a small camera-like corpus with each of watermark,
+copyright and adjust (and the three together), zip, and watermark with zip (the issue's pair), against
+the same build without plugins.
 
     python bench/plugins.py                      # 24 photos of 24 MP, 3 rounds, interleaved
     python bench/plugins.py --count 4 --rounds 1 # a smoke run
+    python bench/plugins.py --only none zip "watermark + zip"   # some of the configurations
 
 The corpus is made by the shared generator (../shared/bench/make_corpus.py, --seed 1) into
 bench/corpora/c24-N unless it is there. Every build starts from an empty output folder and an empty
@@ -37,6 +39,8 @@ CONFIGS = {
     "adjust": 'plugins = ["adjust"]\n[plugin.adjust]\n' + ADJUST,
     "all three": 'plugins = ["adjust", "watermark", "copyright"]\n[plugin.watermark]\nimage = "watermark.png"\n'
                  '[plugin.copyright]\nauthor = "Bench"\noutline = "#000000"\n[plugin.adjust]\n' + ADJUST,
+    "zip": 'plugins = ["zip"]\n',
+    "watermark + zip": 'plugins = ["watermark", "zip"]\n[plugin.watermark]\nimage = "watermark.png"\n',
 }
 
 
@@ -95,12 +99,15 @@ def main() -> None:
     ap.add_argument("--size", default="24mp")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=0, help="worker processes (default: all cores)")
+    ap.add_argument("--only", nargs="+", choices=list(CONFIGS), help="these configurations ('none' is always run)")
     opts = ap.parse_args()
 
     corpus = HERE / "corpora" / f"c{opts.size.removesuffix('mp')}-{opts.count}"
     make_corpus(corpus, opts.count, opts.size)
     results_dir = HERE / "results"
     confs = write_configs(results_dir / "plugins-configs")
+    if opts.only:
+        confs = {name: conf for name, conf in confs.items() if name == "none" or name in opts.only}
     load_before = os.getloadavg()
     runs: dict[str, list[dict]] = {name: [] for name in confs}
     for round_no in range(opts.rounds):
@@ -122,7 +129,8 @@ def main() -> None:
               "load_after": load_after, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "command": " ".join(["python", "bench/plugins.py", *sys.argv[1:]]), "results": rows}
     results_dir.mkdir(exist_ok=True)
-    (results_dir / "plugins.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    name = "plugins" + ("-" + "-".join(sorted(n.replace(" + ", "+") for n in opts.only)) if opts.only else "")
+    (results_dir / f"{name}.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     print(f"| plugins | CPU s (user+sys), median of {opts.rounds} | ratio to none | wall s, median | runs (CPU s) |")
     print("|---|---:|---:|---:|---|")
     for row in rows:

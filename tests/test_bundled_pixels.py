@@ -198,8 +198,10 @@ def test_copyright_notice_is_drawn_in_its_corner_only_and_filled_from_the_photo(
     assert _names(site) == names
     (src / "Trip" / "b.md").write_text("title: Harbour\nauthor: Ann\ndate: 2020-05-01\n")  # its {year}
     done = _build(src, site, conf)
-    assert "made 2 derivatives of 1 photo" in done.stdout, done.stdout
-    assert {n.rpartition(".")[0].rpartition(".")[0] for n in _names(site) - names} == {"trip/b/b.320w", "trip/b/b.640w"}
+    # b's two sizes; and a, the older photo now, is the album's cover: its two card images
+    assert "made 4 derivatives of 2 photos" in done.stdout, done.stdout
+    assert {n.rpartition(".")[0].rpartition(".")[0] for n in _names(site) - names} == {
+        "trip/b/b.320w", "trip/b/b.640w", "trip/a/a.cover400", "trip/a/a.cover640"}
 
 
 @needs_real
@@ -277,3 +279,24 @@ def test_the_same_gallery_built_from_another_folder_gets_the_same_names(tmp_path
     _mark(moved / "mark.png", size=(100, 40))  # another mark: the marked images get other names
     _build(src, tmp_path / "site2", moved / "albumen.toml")
     assert _names(tmp_path / "site1") != _names(tmp_path / "site2")
+
+
+def test_a_videos_poster_is_marked_and_its_stream_is_not(tmp_path):
+    """A video's poster is a display image: watermarked; its stream is the one a build without the
+    plugin makes (same name)."""
+    from conftest import make_video
+
+    src = tmp_path / "photos"
+    make_video(src / "Clips" / "clip.mp4", seconds=1, size=(320, 240))
+    _mark(tmp_path / "cfg" / "mark.png")
+    plain = tmp_path / "plain"
+    _build(src, plain, write_config(tmp_path, ""))
+    conf = write_config(tmp_path, 'plugins = ["watermark"]\n[plugin.watermark]\nimage = "mark.png"\nopacity = 1.0\n'
+                        'scale = 0.5\nposition = "center"\n')
+    site = tmp_path / "site"
+    _build(src, site, conf)
+    poster = _pixels(_one(site / "clips" / "clip", "*.poster.*.jpg"))
+    h, w = poster.shape[:2]
+    assert np.abs(poster[h // 2, w // 2 - w // 8] - MAGENTA).max() < 40  # the mark's opaque half, left of centre
+    stream = {p.name for p in (site / "clips" / "clip").glob("*.mp4")}
+    assert stream and stream == {p.name for p in (plain / "clips" / "clip").glob("*.mp4")}

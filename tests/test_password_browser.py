@@ -39,7 +39,7 @@ def write_photos(src: Path, passwords: bool) -> None:
         (album / f"p{i + 1}.md").write_text(f"Title: Photo number {i + 1}\n")
     two_tone(album / "Day two" / "q1.jpg", (600, 400), (0, 0, 0), (255, 255, 255))
     two_tone(album / "Inner" / "r1.jpg", (600, 400), (9, 9, 9), (99, 99, 99))
-    (album / "index.md").write_text("Title: The wedding\n" + (f"password: {PASSWORD}\n" if passwords else "") + "\nHello.\n")
+    (album / "index.md").write_text("Title: The wedding\n" + (f"password: {PASSWORD}\n" if passwords else "") + "\nHello.\n\n![the first](p1.jpg)\n")
     if passwords:
         (album / "Inner" / "index.md").write_text("password: another one entirely\n")
 
@@ -183,6 +183,8 @@ def test_the_right_password_shows_the_photos_as_the_public_build_does(sealed_sit
         assert got["src"].startswith("blob:")
         want = grid_of_file(public_image(base, got["w"], got["h"], i + 1))
         assert close_to(got["grid"], want), i
+    # the description's picture of one of the album's photos is decrypted too
+    page.wait_for_function("document.querySelector('.album-header .description img').src.startsWith('blob:')")
     # the sub-album sealed with it opens from its card; the one with its own password is a locked card
     assert page.locator(".card.is-locked").count() == 1
     locked_href = page.get_attribute(".card.is-locked a", "href")
@@ -305,3 +307,22 @@ def test_over_plain_http_the_page_says_why_it_cannot_decrypt(sealed_site, contex
     assert "HTTPS" in page.text_content(".sealed-status")
     assert page.is_disabled("#sealed-password")
     assert json.loads((opened.folder / "sealed.json").read_text())["version"] == 1
+
+
+def test_albumen_serve_opens_it(sealed_site, context):
+    """`albumen serve`'s HTTP server (with its live-reload script in the page) serves a password album
+    that opens as from any host."""
+    from albumen.serve.http import SiteServer
+
+    base, _url, opened, _inner = sealed_site
+    server = SiteServer(str(base / "site"), port=0)
+    server.start()
+    try:
+        page = new_page(context)
+        page.goto(server.url + f"p/{opened.folder.name}/")
+        unlock(page)
+        page.wait_for_selector("html[data-sealed-state=open]")
+        page.wait_for_function("[...document.querySelectorAll('.grid .tile img')].every(i => i.src.startsWith('blob:'))")
+        assert page.locator(".grid .tile").count() == 5
+    finally:
+        server.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import re
@@ -83,6 +84,22 @@ def wait_for(predicate, timeout=30.0, step=0.1):
     return False
 
 
+@contextlib.contextmanager
+def serving(src, site, conf):
+    """albumen serve in a thread, watching: (its url, its log)."""
+    log: list[str] = []
+    options = ServeOptions(source=src, output=site, config_path=conf, port=0, jobs=1, debounce_ms=200,
+                           settle_seconds=0.3)
+    thread = threading.Thread(target=serve, args=(options, build, log.append), daemon=True)
+    thread.start()
+    try:
+        assert options.ready.wait(60), log
+        yield next(line.split(" at ")[1].split()[0] for line in log if line.startswith("serving")), log
+    finally:
+        options.stop.set()
+        thread.join(20)
+
+
 @pytest.fixture
 def running(tmp_path):
     src = tmp_path / "photos"
@@ -91,16 +108,8 @@ def running(tmp_path):
     conf = tmp_path / "albumen.toml"
     conf.write_text('title = "Live"\n')
     site = tmp_path / "site"
-    log: list[str] = []
-    options = ServeOptions(source=src, output=site, config_path=conf, port=0, jobs=1, debounce_ms=200,
-                           settle_seconds=0.3)
-    thread = threading.Thread(target=serve, args=(options, build, log.append), daemon=True)
-    thread.start()
-    assert options.ready.wait(60), log
-    url = next(line.split(" at ")[1].split()[0] for line in log if line.startswith("serving"))
-    yield src, site, conf, url, log
-    options.stop.set()
-    thread.join(20)
+    with serving(src, site, conf) as (url, log):
+        yield src, site, conf, url, log
 
 
 def test_live_site_follows_the_photo_folder(running):
@@ -110,7 +119,8 @@ def test_live_site_follows_the_photo_folder(running):
     assert b"__albumen" not in (site / "trip" / "index.html").read_bytes()  # ...never written
     # a new photo appears
     # the first build is a build (it said 'rebuilt in 1.2 s (first build): 6 images made')
-    assert re.fullmatch(r"built in [\d.]+ s: made 4 derivatives of 2 photos, wrote \d+ files, removed 0; 0 skipped",
+    # (a thumbnail and a display image of each photo, and two card images of Trip's cover)
+    assert re.fullmatch(r"built in [\d.]+ s: made 6 derivatives of 2 photos, wrote \d+ files, removed 0; 0 skipped",
                         log[0]), log
     make_jpeg(src / "Trip" / "c.jpg", size=(640, 480), date="2024:01:03 10:00:00")
     assert wait_for(lambda: b"c/" in fetch(url + "trip/")[1] and (site / "trip" / "c" / "index.html").exists()), log
@@ -459,13 +469,7 @@ def test_a_watermark_edited_while_serving_re_marks_the_images(tmp_path):
     conf.write_text('plugins = ["watermark"]\n[plugin.watermark]\nimage = "mark.png"\nopacity = 1.0\nscale = 0.5\n'
                     'position = "center"\n')
     site = tmp_path / "site"
-    log: list[str] = []
-    options = ServeOptions(source=src, output=site, config_path=conf, port=0, jobs=1, debounce_ms=200,
-                           settle_seconds=0.3)
-    thread = threading.Thread(target=serve, args=(options, build, log.append), daemon=True)
-    thread.start()
-    try:
-        assert options.ready.wait(60), log
+    with serving(src, site, conf) as (_, log):
 
         def centre() -> tuple[int, ...] | None:
             found = list((site / "trip" / "a").glob("a.400w.*.jpg"))
@@ -480,6 +484,3 @@ def test_a_watermark_edited_while_serving_re_marks_the_images(tmp_path):
         assert wait_for(lambda: (c := centre()) is not None and c[2] > 200 and c[0] < 60), (centre(), log)
         assert wait_for(lambda: any("mark.png modified (a file of the config's plugins)" in line for line in log)), log
         assert sorted(p.name for p in site.rglob("*.thumb.*")) == thumbs  # not marked: not made again
-    finally:
-        options.stop.set()
-        thread.join(20)

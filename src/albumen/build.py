@@ -219,7 +219,8 @@ def _run(
     private |= password_albums(listings, config, report.warnings)  # password albums are private (see seal)
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     plugins = _plugins(config)  # each stage calls the hooks of the work it owns
-    read = fingerprint(listings, walk_report, loaded, theme, source, output, template_dirs(plugins))
+    folders: dict[str, str] = {}  # each folder's own digest: album fingerprints start from it (render.albumkeys)
+    read = fingerprint(listings, walk_report, loaded, theme, source, output, template_dirs(plugins), folders)
     damaged: dict[str, int | None] = {}  # the last build's files missing or changed since -> the size written
     if (
         not options.force
@@ -246,6 +247,9 @@ def _run(
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
     links = private_links(gallery, config, report)
     units = load_units(gallery, config, links, report.warnings)  # password albums' keys (see seal)
+    if units and cluster is not None:
+        report.notes.append("password albums' keys travel with their jobs to the Dask workers, which encrypt their "
+                            "files: use a scheduler you trust, over TLS")
     plan = plan_site(gallery, config, str(output), str(source), links, _video_encoder(gallery, ffmpeg), plugins, units)
     leftovers, reported = public_leftovers(
         output, cache, ((uri, public_dir(uri, config.pages.slugs)) for uri in marked_private(gallery))
@@ -283,7 +287,8 @@ def _run(
     for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
             writer = early.writer = PageWriter(
-                make_renderer(gallery, plan, cache, config, theme, plugins, str(output)), sink, cache, report, forced, damaged
+                make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders), sink, cache, report,
+                forced, damaged,
             )
         if not tally.take(result):
             early.stop()
@@ -302,7 +307,8 @@ def _run(
     # -- pages ------------------------------------------------------------------
     # views read the gallery as it is now
     writer = writer or PageWriter(
-        make_renderer(gallery, plan, cache, config, theme, plugins, str(output)), sink, cache, report, forced, damaged
+        make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders), sink, cache, report, forced,
+        damaged,
     )
     renderer = writer.renderer
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())

@@ -53,7 +53,9 @@ def albumen_image_filters(options: Any, media: Any) -> Any:
     Where: the planner (process/plan.py), in the build process, once per photo and video of the
     gallery at every build (keep it cheap; it must give the same answer for the same media and
     options). media: an `albumen.plugins.MediaFacts` with every fact filled in (src_uri, name, kind,
-    album, album_title, title, author, copyright, date, private, width, height).
+    album, album_title, title, author, copyright, date, private, width, height; and album_meta, the header of
+    the album's index.md, read-only, which only this hook sees: a per-album setting reaches the worker in the
+    filter's options).
     Returns: an `ImageFilter`, a list of them, or None. An ImageFilter names its function by import
     path ('package.module:function'): each worker imports it by that name, so filters work whether
     workers are forked, forked from a server or spawned. It says which outputs it applies to (roles:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -90,6 +91,7 @@ class DaskCluster:
         self._workers = 1  # worker processes, as last asked of the scheduler
         self._asked = 0.0
         self.identity = remote.identity()
+        self.starved = False  # the cluster had no worker for WORKERS_SECONDS during a run (see _Watch)
         self.tasks = 0  # tasks sent in this build
         self.most_workers = 0  # the most worker processes seen at once
 
@@ -190,6 +192,7 @@ class DaskCluster:
                 done.add(future)
                 self.tasks += 1
 
+        watch = _Watch(self, running)
         try:
             fill()
             for future in done:
@@ -202,6 +205,8 @@ class DaskCluster:
         except BaseException:
             self._cancel(list(running))
             raise
+        finally:
+            watch.stop()
 
     def _outcome(self, future, seconds: float | None) -> Any:
         from distributed import KilledWorker
@@ -209,6 +214,11 @@ class DaskCluster:
         status = future.status
         if status == "finished":
             return future.result()
+        if status == "cancelled" and self.starved:
+            raise BuildError(
+                f"the Dask cluster at {self.address} has had no worker for {WORKERS_SECONDS:.0f} s",
+                hint="start workers (see docs/CLUSTER.md), then build again: what was made is kept",
+            )
         if status == "cancelled":  # the scheduler was lost, or the cluster closed under the build
             raise BuildError(f"lost the Dask scheduler at {self.address} during the build",
                              hint="build again once the cluster is up: what was made is kept")
@@ -246,6 +256,42 @@ class DaskCluster:
                     closing.close()
                 except Exception:  # already gone
                     pass
+
+
+class _Watch:
+    """While tasks are out: a cluster left without any worker would hold them for ever. After
+    WORKERS_SECONDS without one, the tasks are cancelled and the build stops, saying so. (A scheduler
+    lost is the client's to notice: it closes after failing to reconnect, cancelling them too.)"""
+
+    def __init__(self, cluster: DaskCluster, running: dict) -> None:
+        self.cluster, self.running = cluster, running
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="albumen-dask-watch", daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        since = None  # when the cluster was last seen without a worker
+        while not self.stopped.wait(5.0):
+            client = self.cluster._client
+            try:
+                workers = len(client.scheduler_info(n_workers=-1)["workers"])
+            except Exception:  # the connection is being lost: the client's own timeout decides
+                continue
+            if workers:
+                since = None
+            elif since is None:
+                since = time.monotonic()
+            elif time.monotonic() - since > WORKERS_SECONDS:
+                self.cluster.starved = True
+                try:
+                    futures = list(self.running)
+                except RuntimeError:  # changed meanwhile (a result came): look again
+                    continue
+                self.cluster._cancel(futures)
+                return
+
+    def stop(self) -> None:
+        self.stopped.set()
 
 
 def _wrong_albumen(worker: str, theirs: str, ours: str) -> BuildError:

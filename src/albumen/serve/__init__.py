@@ -213,7 +213,7 @@ def _config_files(loaded: LoadedConfig) -> list[str]:
     the config again, so that the images it marks are made again."""
     if not loaded.config.loaded_plugins:
         return []
-    from ..plugins.manager import option_files
+    from ..plugins.options import option_files
 
     return option_files(loaded.config.loaded_plugins)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from albumen.plugins import ImageFilter, OptionsError, hookimpl, setting
 
-from .marks import POSITIONS, colour_problem, lay_over, place, rgb, roles
+from .marks import POSITIONS, colour_problem, lay_over, made_once, place, rgb, roles
 
 __version__ = "1"  # bumped when the text is drawn differently: the images carrying it are made again
 
@@ -94,11 +94,7 @@ def albumen_options():
 def albumen_image_filters(options: Options, media):
     if media.private and not options.private:
         return None
-    made = options.__dict__.get("_filter")
-    if made is None:  # once per loaded config (the hook is asked for each photo)
-        made = _filter(options)
-        object.__setattr__(options, "_filter", made)
-    return made
+    return made_once(options, _filter)
 
 
 def _filter(options: Options) -> ImageFilter:

@@ -30,6 +30,16 @@ def roles(thumbnails: bool, originals: bool) -> tuple[str, ...]:
     return ("display", "poster", *(("thumb",) if thumbnails else ()), *(("original",) if originals else ()))
 
 
+def made_once(options, make):
+    """make(options), once per loaded config: the planner asks for the filter of each photo, and a config
+    loaded again (a server's, after an edit) is a new options object, made again."""
+    made = options.__dict__.get("_filter")
+    if made is None:
+        made = make(options)
+        object.__setattr__(options, "_filter", made)  # (not a field: neither compared nor in the recipe)
+    return made
+
+
 def place(size: tuple[int, int], box: tuple[int, int], position: str, margin: int) -> tuple[int, int]:
     """The top-left corner of a box of `size` put at `position` in an image of `box`, `margin` pixels
     from the edges it is near."""

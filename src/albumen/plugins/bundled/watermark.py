@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from albumen.plugins import ImageFilter, OptionsError, hookimpl, setting
 
-from .marks import POSITIONS, faded, lay_over, place, roles
+from .marks import POSITIONS, faded, lay_over, made_once, place, roles
 
 __version__ = "1"  # bumped when the mark is drawn differently: the marked images are made again
 
@@ -79,11 +79,7 @@ def albumen_options():
 def albumen_image_filters(options: Options, media):
     if media.private and not options.private:
         return None
-    made = options.__dict__.get("_filter")
-    if made is None:  # once per loaded config (the hook is asked for each photo)
-        made = _filter(options)
-        object.__setattr__(options, "_filter", made)
-    return made
+    return made_once(options, _filter)
 
 
 def _filter(options: Options) -> ImageFilter:
@@ -111,10 +107,12 @@ def draw(image, ctx):
     h = max(1, round(mark.height * w / mark.width))
     if o["position"] == "tile":
         tile = _scaled(o["image"], o["digest"], w, h, o["opacity"])
+        row = Image.new("RGBA", (width, h), (0, 0, 0, 0))  # tiles do not overlap: pasted, a row at a time
+        for x in range(0, width, w + margin):
+            row.paste(tile, (x, 0))
         layer = Image.new("RGBA", image.size, (0, 0, 0, 0))
         for y in range(0, height, h + margin):
-            for x in range(0, width, w + margin):
-                layer.alpha_composite(tile, (x, y))
+            layer.paste(row, (0, y))
         return lay_over(image, layer, (0, 0))
     room_w, room_h = max(1, width - 2 * margin), max(1, height - 2 * margin)
     if w > room_w or h > room_h:  # kept inside the image, within its margins
