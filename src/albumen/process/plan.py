@@ -12,7 +12,7 @@ import math
 import os
 import posixpath
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -391,12 +391,15 @@ def animation_too_big(frames: int, width: int, height: int, config: Config) -> s
 
 def plan_jobs(
     gallery: Gallery, plan: SitePlan, config: Config, abs_dest_root: str, abs_source_root: str,
-    ffmpeg: str | None = None,
+    ffmpeg: str | None = None, only: Callable[[str], bool] | None = None,
 ) -> Iterator[ImageJob | VideoJob]:
     """The job that makes every derivative of each media, made as asked for: a build keeps only the
-    jobs with work left, not one per photo of the library."""
+    jobs with work left, not one per photo of the library. only(uri): False for a photo that has
+    nothing left to do (see process.remaining), whose job is then not made at all."""
     for uri, media_plan in plan.media.items():
         media = gallery.media[uri]
+        if only is not None and media.kind == "image" and not media_plan.sealed and not only(uri):
+            continue
         if media.kind == "image" or media.kind in plan.makers:
             maker = plan.makers[media.kind][0] if media.kind in plan.makers else None
             job = _image_job(media, media_plan, config, abs_dest_root, abs_source_root, maker)
