@@ -97,9 +97,13 @@ class Cluster:
         self.wait_for(2)
 
     def _start(self, role: str, *args: str, name: str | None = None) -> subprocess.Popen:
+        """A process that ends with this one, however it ends (a test run killed skips the fixture's
+        teardown): SIGTERM when the test process dies, and else the scheduler ends when idle for five
+        minutes and a worker when its scheduler is gone for one."""
         log = open(self.folder / f"{name or role}.log", "ab")  # noqa: SIM115 - closed with the process
-        return subprocess.Popen([sys.executable, "-m", "dask", role, *args], stdout=log, stderr=log,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        ends = ["--idle-timeout", "300"] if role == "scheduler" else ["--death-timeout", "60"]
+        return subprocess.Popen([sys.executable, "-m", "dask", role, *args, *ends], stdout=log, stderr=log,
+                                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_us)
 
     def start_worker(self, name: str) -> None:
         self.procs[name] = self._start(
@@ -127,6 +131,12 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+def _die_with_us() -> None:  # pragma: no cover - runs in the child, between fork and exec
+    import ctypes
+
+    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 @pytest.fixture(scope="module")
