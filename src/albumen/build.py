@@ -219,7 +219,8 @@ def _run(
     private |= password_albums(listings, config, report.warnings)  # password albums are private (see seal)
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     plugins = _plugins(config)  # each stage calls the hooks of the work it owns
-    read = fingerprint(listings, walk_report, loaded, theme, source, output, template_dirs(plugins))
+    folders: dict[str, str] = {}  # each folder's own digest: album fingerprints start from it (render.albumkeys)
+    read = fingerprint(listings, walk_report, loaded, theme, source, output, template_dirs(plugins), folders)
     damaged: dict[str, int | None] = {}  # the last build's files missing or changed since -> the size written
     if (
         not options.force
@@ -286,7 +287,8 @@ def _run(
     for result in results:
         if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
             writer = early.writer = PageWriter(
-                make_renderer(gallery, plan, cache, config, theme, plugins, str(output)), sink, cache, report, forced, damaged
+                make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders), sink, cache, report,
+                forced, damaged,
             )
         if not tally.take(result):
             early.stop()
@@ -305,7 +307,8 @@ def _run(
     # -- pages ------------------------------------------------------------------
     # views read the gallery as it is now
     writer = writer or PageWriter(
-        make_renderer(gallery, plan, cache, config, theme, plugins, str(output)), sink, cache, report, forced, damaged
+        make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders), sink, cache, report, forced,
+        damaged,
     )
     renderer = writer.renderer
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())

@@ -90,8 +90,9 @@ class BuildCache(ScanCache):
             CREATE TABLE IF NOT EXISTS placeholders (thumb_uri TEXT PRIMARY KEY, colour TEXT, data_uri TEXT);
             CREATE TABLE IF NOT EXISTS pages (dest_uri TEXT PRIMARY KEY, key TEXT);
             CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
+            CREATE TABLE IF NOT EXISTS albums (album_uri TEXT PRIMARY KEY, key TEXT, pages TEXT);
+            CREATE TABLE IF NOT EXISTS media_views (uri TEXT PRIMARY KEY, digest TEXT);
             CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
-            CREATE TEMP TABLE IF NOT EXISTS view_digests (uri TEXT PRIMARY KEY, digest TEXT);
             CREATE TEMP TABLE IF NOT EXISTS claims (dest_uri TEXT PRIMARY KEY, template TEXT);
             """
         )
@@ -105,7 +106,7 @@ class BuildCache(ScanCache):
                 self.warnings.append("build cache format changed; starting a new one")
             with db:
                 db.execute("BEGIN")
-                for table in ("files", "placeholders", "pages"):
+                for table in ("files", "placeholders", "pages", "albums", "media_views"):
                     db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
                 db.execute("DELETE FROM meta WHERE key = 'fingerprint'")  # so this build is a real one
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
@@ -253,12 +254,40 @@ class BuildCache(ScanCache):
     def forget_claims(self) -> None:
         self.db.execute("DELETE FROM temp.claims")
 
-    # -- digests of this build's media views (see render.pages.ViewDigests) ----------
+    # -- digests of media views (see render.pages.ViewDigests) -------------------------
+    # Kept between builds: a media view's digest holds as long as its album's input fingerprint does
+    # (see render.albumkeys), and the view is fingerprinted again whenever its album's views are built.
     def put_view_digests(self, rows: Iterable[tuple[str, str]]) -> None:
-        self._transaction("INSERT OR REPLACE INTO temp.view_digests VALUES (?, ?)", rows)
+        self._transaction("INSERT OR REPLACE INTO media_views VALUES (?, ?)", rows)
 
     def view_digests(self, uris: Iterable[str]) -> dict[str, str]:
-        return dict(self._select_in("temp.view_digests", "uri", uris))
+        return dict(self._select_in("media_views", "uri", uris))
+
+    # -- albums' input fingerprints and the pages they listed (see render.albumkeys) ------
+    def get_album(self, album_uri: str) -> tuple[str, str] | None:
+        """(input fingerprint, its pages as JSON) recorded for an album."""
+        return self.db.execute("SELECT key, pages FROM albums WHERE album_uri = ?", (album_uri,)).fetchone()
+
+    def set_albums(self, rows: list[tuple[str, str, str]], drop: Iterable[str] = ()) -> None:
+        """Record (album_uri, fingerprint, pages) of albums whose pages are all written; forget `drop`'s."""
+        drop = [(uri,) for uri in drop]
+        if drop:
+            self._transaction("DELETE FROM albums WHERE album_uri = ?", drop)
+        if rows:
+            self._transaction("INSERT OR REPLACE INTO albums VALUES (?, ?, ?)", rows)
+
+    def settle_albums(self, prefix: str) -> None:
+        """Records written pending (their keys start with prefix) hold from now on."""
+        self.db.execute("UPDATE albums SET key = substr(key, ?) WHERE key LIKE ? || '%'", (len(prefix) + 1, prefix))
+
+    def keep_albums(self, album_uris: Iterable[str]) -> None:
+        """Forget the records of albums not listed by this build (an album can have many thousand
+        of them: worked out in SQLite)."""
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS keep_albums (album_uri TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM temp.keep_albums")
+        self._transaction("INSERT OR IGNORE INTO temp.keep_albums VALUES (?)", ((u,) for u in album_uris))
+        self.db.execute("DELETE FROM albums WHERE album_uri NOT IN (SELECT album_uri FROM temp.keep_albums)")
+        self.db.execute("DROP TABLE temp.keep_albums")
 
     # -- outputs manifest ---------------------------------------------------------
     def has_output(self, dest_uri: str) -> bool:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def fingerprint(
     listings, walk_report: WalkReport, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path,
-    more_templates: list[Path] = (),
+    more_templates: list[Path] = (), folders: dict[str, str] | None = None,
 ) -> str:
     """Everything a build reads, by name, size and modification time: when it is unchanged, so is the site.
 
@@ -35,6 +35,9 @@ def fingerprint(
     symbolic link leads, with the index.md files above a link's target that the walk does not list),
     the config (plugins' versions and options included), the theme's files and the plugins' templates
     (more_templates), the time zone, the private-link secret and rotations, and Albumen's version.
+
+    folders: filled with each listed folder's own digest (its files' names, sizes and modification
+    times), which the renderer's album fingerprints start from (see render.albumkeys).
     """
     h = hashlib.sha256()
     h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{VIDEOS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
@@ -50,9 +53,11 @@ def fingerprint(
             st = path.stat()
             h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
     for listing in listings:
-        h.update(f"D{listing.src_uri}\0".encode("utf-8", "surrogateescape"))
-        for entry in listing.files:
-            h.update(f"{entry.name}\0{entry.size}\0{entry.mtime_ns}\0".encode("utf-8", "surrogateescape"))
+        text = f"D{listing.src_uri}\0" + "".join(f"{e.name}\0{e.size}\0{e.mtime_ns}\0" for e in listing.files)
+        data = text.encode("utf-8", "surrogateescape")
+        h.update(data)
+        if folders is not None:
+            folders[listing.src_uri] = hashlib.blake2b(data, digest_size=16).hexdigest()
     for link in walk_report.links:
         h.update(f"L{link.src_uri}\0{link.real_uri}\0{link.walked_as}\0".encode("utf-8", "surrogateescape"))
     for folder, entries in walk_report.marks.items():

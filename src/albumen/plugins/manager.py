@@ -407,7 +407,7 @@ def _kind_options(info: PluginInfo, kind: MediaKind, function: str) -> tuple[Any
     options (all the plugin's by default, and the files its path options name), function and version."""
     if kind.options is None:
         return info.options, f"{info.recipe}:{function}@{kind.version}"
-    return kind.options, f"{info.name}@{info.version}:{_digest(kind.options, info.options)}:{function}@{kind.version}"
+    return kind.options, f"{info.name}@{info.version}:{digest(kind.options, info.options)}:{function}@{kind.version}"
 
 
 def _failed(failure: PluginFailed) -> FilterCall:

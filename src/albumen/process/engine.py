@@ -149,6 +149,8 @@ def _open_pillow(job: ImageJob) -> pyvips.Image:
             image = image.copy(interpretation=interpretation)
             if icc:
                 image.set_type(pyvips.GValue.blob_type, "icc-profile-data", icc)
+            if im.mode in ("L", "RGB"):
+                _decoded.remember(image, im)
             return image
     except ProcessingError:
         raise
@@ -271,10 +273,42 @@ def encode(image: pyvips.Image, spec: OutputSpec, job: ImageJob, picture=None) -
     raise ProcessingError(f"unknown output format {fmt!r}")
 
 
+class _Decoded:
+    """The Pillow image a libvips image was made from (see _open_pillow), while that libvips image
+    is the one in use: to_pillow of it gives those very pixels back without asking libvips for them.
+
+    Asking libvips for the pixels of an image (write_to_memory) runs its thread pool, whose set-up and
+    hand-overs cost ~0.3 ms of CPU and, on a busy machine, several milliseconds of waiting: as much as
+    all the rest of a small photo's work (a 64x48 photo published at its own size is decoded, encoded
+    twice and written, and nothing is resized). One image is remembered, the last decoded."""
+
+    def __init__(self) -> None:
+        self.image: pyvips.Image | None = None
+        self.picture = None
+
+    def remember(self, image: pyvips.Image, picture) -> None:
+        if picture.width * picture.height > 4_000_000:  # (held until the next decode: only small ones)
+            self.image, self.picture = None, None
+            return
+        # what the decoder found beside the pixels stays behind: Pillow's JPEG encoder would write
+        # the source's comment (its COM segment) into the output
+        picture.info = {}
+        self.image, self.picture = image, picture
+
+    def get(self, image: pyvips.Image):
+        return self.picture if image is self.image else None
+
+
+_decoded = _Decoded()
+
+
 def to_pillow(image: pyvips.Image):
     """The pixels as a Pillow image (mode L, LA, RGB or RGBA), for the steps Pillow does faster."""
     from PIL import Image
 
+    picture = _decoded.get(image)
+    if picture is not None:  # the pixels Pillow decoded, untouched since (the same bytes libvips would give)
+        return picture
     if image.format != "uchar":
         image = image.cast("uchar")
     mode = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}.get(image.bands)

@@ -85,6 +85,10 @@ class RenderContext:
     compiled: Path | None = None  # a folder to keep compiled templates in between builds
     plugins: Any = None  # the build's plugins (plugins.manager.Plugins): their renderer hooks (render.hooks)
     output: str | None = None  # the output folder (plugins ask the size of a file made: PluginGallery.file_size)
+    # each listed folder's digest (lastbuild.fingerprint) and the albums' records in the cache: an album
+    # whose input fingerprint is unchanged is listed from its record, without its views (render.albumkeys)
+    folders: dict[str, str] | None = None
+    albums: Any = None  # render.albumkeys.AlbumRecords
 
 
 def static_files(theme: Path | None) -> dict[str, Path]:
@@ -355,6 +359,7 @@ class PageTask:
     views: int = 0  # media views this page holds that no other page shares (a stream page's): memory to render it
     late: Callable[[], dict] | None = None  # more of the context, made only if the page is rendered
     origin: str = ""  # who lists it, when not the theme's templates ('plugin NAME'): named in a conflict
+    kept: bool = False  # listed from its album's record (render.albumkeys): as written, never rendered
 
 
 @dataclass(slots=True)
@@ -437,6 +442,11 @@ class SiteRenderer:
                                  *([repr(self.plugin_globals)] if ctx.plugins else []))
         self._sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page listed
         self._digest_rows: list[tuple[str, str]] = []  # for ctx.digests, sent in batches
+        from .albumkeys import AlbumInputs
+
+        self.inputs = AlbumInputs(ctx, self.global_key, self.builder.crumbs, self.builder.album_url)
+        # (album, its pages' paths) -> whether they are all in the output as written (set by the page writer)
+        self.page_ok: Callable[[str | None, Iterable[str]], bool] | None = None
         self.notes: list[str] = []
         if not config.url and (config.feeds.enabled or config.feeds.sitemap):
             self.notes.append(
@@ -479,22 +489,44 @@ class SiteRenderer:
         self._digest_rows = []
 
     def album_pages(self, uri: str) -> Iterator[PageTask]:
-        """The pages of one published album (its pages and its media's), listed as the site's."""
+        """The pages of one published album (its pages and its media's), listed as the site's: from the
+        album's record when its input fingerprint is the recorded one (see render.albumkeys)."""
         units = self.ctx.plan.units
         if units and self.ctx.gallery.albums[uri].zone in units:  # a password album's (see albumen.seal)
             from ..seal.pages import sealed_tasks
 
             yield from sealed_tasks(self, uri)
             return
+        records = self.ctx.albums
+        key = self.inputs.key(uri) if records is not None else None
+        if key is not None:
+            pages = records.recorded(uri, key)
+            if pages is not None and self.page_ok is not None and self.page_ok(uri, [p[0] for p in pages]):
+                records.kept(uri)
+                for dest_uri, template, sitemap, lastmod in pages:
+                    if self.sitemap_on and sitemap is not None:
+                        self._sitemap.append((sitemap, lastmod))
+                    yield PageTask(dest_uri, template, None, {}, "", uri, lastmod, kept=True)  # type: ignore[arg-type]
+                return
+        listed = []
         for task in self._album_tasks(uri):
-            if self.sitemap_on and not task.page.private:
-                self._sitemap.append((task.page.dir + "/" if task.page.dir else "", task.lastmod))
+            sitemap = None if task.page.private else (task.page.dir + "/" if task.page.dir else "")
+            if self.sitemap_on and sitemap is not None:
+                self._sitemap.append((sitemap, task.lastmod))
+            listed.append((task.dest_uri, task.template, sitemap, task.lastmod))
             yield task
+        if key is not None:
+            records.add(uri, key, listed)
 
     def forget_listed(self) -> None:
         """The gallery changed after some albums' pages were listed (files failed): list them all again."""
         self._sitemap.clear()
         self.builder.forget_positions()
+        from .albumkeys import AlbumInputs
+
+        self.inputs = AlbumInputs(self.ctx, self.global_key, self.builder.crumbs, self.builder.album_url)
+        if self.ctx.albums is not None:
+            self.ctx.albums.forget()
 
     def tasks(self, listed: Container[str] = ()) -> Iterator[PageTask]:
         """Every page of the site, but those of the albums in `listed` (see album_pages).
@@ -546,6 +578,10 @@ class SiteRenderer:
             )
             head = (self.global_key, "stream.html", repr(page), repr(stream))
             known = self.ctx.digests.get(items) if self.ctx.digests is not None else {}
+            if known and self.ctx.albums is not None:  # (digests are kept between builds: only those of
+                # albums this build listed hold; see albumkeys)
+                listed, media = self.ctx.albums.listed, self.ctx.gallery.media
+                known = {u: d for u, d in known.items() if media[u].album_uri in listed}
             if len(known) == len(items):  # every item was fingerprinted on its album's pages
                 key = digest(*head, *(media_key(known[u]) for u in items))  # as fp.media of a standalone view
                 yield PageTask(f"{urls[n - 1]}index.html", "stream.html", page, {"stream": stream}, key,

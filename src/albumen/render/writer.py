@@ -51,6 +51,21 @@ class PageWriter:
         self.offered: list = []
         self.held = 0  # media views held by the offered pages alone
         self.deferred_keys: dict[str, str] = {}  # pages waiting in the sink to replace the last build's
+        renderer.page_ok = self.as_written
+
+    def as_written(self, album_uri: str | None, dest_uris: Iterable[str]) -> bool:
+        """Whether these pages of an album can be kept without rendering them: not forced, each in the
+        output as the last build left it (there, not changed since, not behind a link leading out)."""
+        if self.forced(album_uri):
+            return False
+        root = self.report.output
+        for dest_uri in dest_uris:
+            if dest_uri in self.damaged or self.sink.has(dest_uri):
+                return False
+            path = os.path.join(root, *dest_uri.split("/"))
+            if not os.path.exists(path) or self.leads_out(os.path.dirname(path)):
+                return False
+        return True
 
     def attach(self, reporter: Reporter) -> None:
         """Pages are shown from now on, those written early first: -v lists every page rendered."""
@@ -71,6 +86,8 @@ class PageWriter:
         self.cache.forget_claims()
 
     def _changed(self, task, recorded: str | None) -> bool:
+        if task.kept:  # listed from its album's record, checked then (see as_written)
+            return False
         if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
             return self.deferred_keys.get(task.dest_uri, recorded) != task.key  # (the key it was written with)
         path = os.path.join(self.report.output, *task.dest_uri.split("/"))
@@ -85,7 +102,10 @@ class PageWriter:
     def flush(self) -> None:
         cache, offered = self.cache, self.offered
         self.offered, self.held = [], 0
+        albums = self.renderer.ctx.albums
         if not offered:
+            if albums is not None:
+                albums.commit(deferred=self.sink.is_deferred)
             return
         conflict = cache.claim_pages([(t.dest_uri, t.origin or t.template) for t in offered])
         if conflict is not None:
@@ -100,6 +120,8 @@ class PageWriter:
         cache.mark_current(t.dest_uri for t in offered)
         del offered, recorded
         if not pending:
+            if albums is not None:
+                albums.commit(deferred=self.sink.is_deferred)
             return
         cache.reserve_outputs(t.dest_uri for t in pending)  # recorded before written: an interrupted build can clean up
         failed: set[str] = set()  # pages a plugin failed: not written (the last build's file stays), tried again next time
@@ -132,6 +154,9 @@ class PageWriter:
                 keys.append((task.dest_uri, task.key))
         cache.set_page_keys(keys)
         self.report.pages_rendered += len(pending) - len(failed)
+        if albums is not None:  # the albums whose pages were all offered are now as listed (those
+            # whose new pages wait to replace the last build's, once they are in place: see commit)
+            albums.commit(failed, self.sink.is_deferred)
 
     def commit(self) -> None:
         """Put the pages that replace the last build's in place, now that every new page is written
@@ -141,6 +166,8 @@ class PageWriter:
         self.cache.stamp_outputs(self.sink.take_stamps())
         self.cache.set_page_keys(list(self.deferred_keys.items()))
         self.deferred_keys = {}
+        if self.renderer.ctx.albums is not None:
+            self.renderer.ctx.albums.settle()
 
 
 class EarlyPages:
@@ -246,17 +273,21 @@ class EarlyPages:
 
 def make_renderer(
     gallery: Gallery, plan: SitePlan, cache: BuildCache, config: Config, theme: Path | None, plugins: Any = None,
-    output: str | None = None,
+    output: str | None = None, folders: dict[str, str] | None = None,
 ) -> SiteRenderer:
     """The page renderer, its templates compiled. Views are built from the gallery when pages are listed.
 
-    Jinja and the page code are imported here, while the workers make images, not at start-up."""
+    folders: each listed folder's digest (see lastbuild.fingerprint); without them every album's
+    views are built to compare its pages' keys. Jinja and the page code are imported here, while the
+    workers make images, not at start-up."""
+    from .albumkeys import AlbumRecords
     from .pages import RenderContext, SiteRenderer
 
     renderer = SiteRenderer(
         RenderContext(
             gallery, plan, CachedPlaceholders(plan, cache), config, theme, digests=ViewDigests(cache),
-            compiled=cache.folder, plugins=plugins, output=output,
+            compiled=cache.folder, plugins=plugins, output=output, folders=folders,
+            albums=AlbumRecords(cache) if folders is not None else None,
         )
     )
     renderer.compile_templates()
@@ -316,6 +347,8 @@ def render_pages(writer: PageWriter, listed: Container[str], reporter: Reporter,
     for task in renderer.tasks(listed):  # album by album: views never all in memory at once
         writer.offer(task)
     writer.flush()
+    if renderer.ctx.albums is not None:
+        renderer.ctx.albums.finish(sink.is_deferred)
     indexes = folder_index_pages(cache.folders_without_index(), config.pages.links)
     cache.reserve_outputs((p.dest_uri for p in indexes), current=True)
     for page in indexes:

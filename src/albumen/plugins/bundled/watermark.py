@@ -107,10 +107,12 @@ def draw(image, ctx):
     h = max(1, round(mark.height * w / mark.width))
     if o["position"] == "tile":
         tile = _scaled(o["image"], o["digest"], w, h, o["opacity"])
+        row = Image.new("RGBA", (width, h), (0, 0, 0, 0))  # tiles do not overlap: pasted, a row at a time
+        for x in range(0, width, w + margin):
+            row.paste(tile, (x, 0))
         layer = Image.new("RGBA", image.size, (0, 0, 0, 0))
         for y in range(0, height, h + margin):
-            for x in range(0, width, w + margin):
-                layer.alpha_composite(tile, (x, y))
+            layer.paste(row, (0, y))
         return lay_over(image, layer, (0, 0))
     room_w, room_h = max(1, width - 2 * margin), max(1, height - 2 * margin)
     if w > room_w or h > room_h:  # kept inside the image, within its margins

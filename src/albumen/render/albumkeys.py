@@ -1,0 +1,176 @@
+"""Album fingerprints: whether an album's pages can have changed, told without building its views.
+
+Building every media view of a 100,000-photo library to compare page keys took most of a rebuild
+after a one-photo change. An album's pages (its own and its photos') are a function of what the
+album's input fingerprint covers:
+
+- the album's folder as the walk listed it (every file's name, size and modification time: a file's
+  record, its sidecar and captions, and index.md are read from these), the time zone and the build's
+  global key (theme, config, site, Albumen's version);
+- the album as arranged (title, description, dates, counts, cover, privacy, its media in order and
+  their plans' folders and output names, which carry content and recipe hashes);
+- its URL and breadcrumbs, and each sub-album card it shows (that album's own part, URL and
+  breadcrumbs, and the album its cover comes from), and the album its own cover comes from.
+
+When the fingerprint is the one recorded with the album's pages at the last build and those pages are
+all still there as written, the pages are listed from the record (see AlbumRecords) and no view is
+built. Albums whose descriptions link to other pages (a description link's target lives elsewhere),
+and builds with plugins (a page context may read anything), always build their views, as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..scan.dates import local_zone_name
+from .keys import digest
+
+if TYPE_CHECKING:
+    from ..cache import BuildCache
+    from .pages import RenderContext
+
+
+def _links(markup: str) -> bool:
+    """Whether a description may show another page's photo or link to it (resolved at render time)."""
+    return "href=" in markup or "src=" in markup
+
+
+class AlbumInputs:
+    """Album fingerprints for one build, memoized per album (an album's own part is used by its page,
+    its parent's card and the pages it gives a cover to)."""
+
+    def __init__(self, ctx: RenderContext, global_key: str, crumbs: Callable[[str], list], album_url: Callable[[str], str]):
+        self.ctx = ctx
+        self.folders: dict[str, str] = ctx.folders or {}
+        self.global_key = digest(global_key, local_zone_name())
+        self.crumbs = crumbs
+        self.album_url = album_url
+        self._own: dict[str, str | None] = {}
+        self._looks: dict[int, str] = {}
+
+    def key(self, uri: str) -> str | None:
+        """The album's input fingerprint, or None when its pages must be compared view by view."""
+        if self.ctx.plugins:
+            return None
+        gallery = self.ctx.gallery
+        album = gallery.albums[uri]
+        parts = [self.global_key, self.album_url(uri), repr(self.crumbs(uri)), self.own(uri)]
+        if album.cover:
+            parts.append(self._cover(album.cover))
+        for child in album.children:
+            card = gallery.albums[child]
+            parts += [self.album_url(child), repr(self.crumbs(child)), self.own(child)]
+            if card.cover:
+                parts.append(self._cover(card.cover))
+        return None if None in parts else digest(*parts)
+
+    def _cover(self, media_uri: str) -> str | None:
+        media = self.ctx.gallery.media.get(media_uri)
+        if media is None:
+            return None
+        return self.own(media.album_uri)
+
+    def own(self, uri: str) -> str | None:
+        """What an album shows of itself and of its media (its folder's listing, as arranged)."""
+        if uri in self._own:
+            return self._own[uri]
+        gallery, plan = self.ctx.gallery, self.ctx.plan
+        album = gallery.albums[uri]
+        folder = self.folders.get(uri)
+        result: str | None = None
+        if folder is not None and not _links(album.description_html) and not album.documents:
+            media = [gallery.media[m] for m in album.media]
+            if not any(_links(m.description_html) for m in media):
+                plans = [plan.media.get(m) for m in album.media]
+                if None not in plans:
+                    facts = (
+                        album.title, album.description_html, album.sidecar.src_uri if album.sidecar else None,
+                        album.date_start, album.date_end, album.dates_guessed, album.photo_count,
+                        album.video_count, album.cover, album.zone, album.marked_private, album.depth,
+                    )
+                    result = digest(
+                        folder, repr(facts), "\0".join(album.media),
+                        "\0".join(f"{p.dest_dir}\0{p.digests}\0{self._look(p)}" for p in plans),
+                    )
+        self._own[uri] = result
+        return result
+
+    def _look(self, media_plan) -> str:
+        """The looks and anything rarer (videos, captions, filters) of a media's plan, as text: looks
+        are shared between media of one size, so each is written out once."""
+        text = self._looks.get(id(media_plan.looks))
+        if text is None:
+            text = self._looks[id(media_plan.looks)] = digest(repr(media_plan.looks))
+        if media_plan.videos or media_plan.tracks or media_plan.filters:
+            text += repr((media_plan.videos, media_plan.tracks, media_plan.filters))
+        return text
+
+
+PENDING = "pending:"
+
+
+class AlbumRecords:
+    """The pages each album listed at the last build, under its input fingerprint, in the cache; and
+    those this build lists, recorded once every page of the album is written (see PageWriter.flush)."""
+
+    def __init__(self, cache: BuildCache) -> None:
+        self.cache = cache
+        self.pending: list[tuple[str, str, list]] = []  # (album, fingerprint, pages) listed, not written yet
+        self.listed: set[str] = set()
+
+    def recorded(self, uri: str, key: str) -> list | None:
+        """The album's pages as recorded under this fingerprint, or None."""
+        row = self.cache.get_album(uri)
+        if row is None or row[0] != key:
+            return None
+        try:
+            return json.loads(row[1])
+        except ValueError:
+            return None
+
+    def add(self, uri: str, key: str, pages: list) -> None:
+        self.pending.append((uri, key, pages))
+        self.listed.add(uri)
+
+    def kept(self, uri: str) -> None:
+        self.listed.add(uri)
+
+    def commit(self, failed: Iterable[str] = (), deferred: Callable[[str], bool] | None = None) -> None:
+        """Record the albums listed so far: every page offered has been written (a page that failed
+        leaves its album without a record, so that it is built again next time). An album with a page
+        still waiting to replace the last build's (deferred) is recorded as pending, which matches no
+        fingerprint until settle(): a build stopped before then lists it from its views again."""
+        failed = set(failed)
+        rows, drop = [], []
+        for uri, key, pages in self.pending:
+            if failed and any(page[0] in failed for page in pages):
+                drop.append(uri)
+                continue
+            if deferred is not None and any(deferred(page[0]) for page in pages):
+                key = PENDING + key
+            rows.append((uri, key, json.dumps(pages, separators=(",", ":"))))
+        self.pending = []
+        self.cache.set_albums(rows, drop)
+
+    def settle(self) -> None:
+        """Every page waiting to replace the last build's is in place: the pending records hold."""
+        self.commit()
+        self.cache.settle_albums(PENDING)
+
+    def forget(self) -> None:
+        """The albums are listed again (files failed and re-arranged them)."""
+        self.pending = []
+        self.listed.clear()
+
+    def finish(self, deferred: Callable[[str], bool]) -> None:
+        self.commit(deferred=deferred)
+        self.cache.keep_albums(self.listed)
+
+
+def kept_pages(pages: list, page_ok: Callable[[str | None, Iterable[str]], bool] | None, uri: str) -> Any:
+    """The recorded pages when all are still there as written (page_ok), else None."""
+    if pages is None or page_ok is None or not page_ok(uri, [page[0] for page in pages]):
+        return None
+    return pages

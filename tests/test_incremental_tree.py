@@ -1,0 +1,177 @@
+"""One photo changed in a built gallery: the rebuild gives, file for file, the site a clean build of
+the new photo folder gives, and renders only the pages that show the change.
+
+Each case builds a gallery of nested albums (with the stream, feeds and sitemap on), changes one
+photo (added, its caption edited in a sidecar, deleted, moved to another album), builds again into
+the same output, and compares every file of that output with a clean build of the changed folder
+into an empty one. The pages rendered are counted (the -v summary) and must be the pages whose bytes
+changed: one too few leaves a stale page (the comparison fails), one too many is work for nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import build_site, make_jpeg, write_config
+
+CONFIG = """url = "https://example.org/gallery/"
+[stream]
+page_size = 4
+[feeds]
+items = 3
+[pages]
+page_size = 3
+[images]
+sizes = [320]
+[thumbnails]
+height = 60
+"""
+
+ALBUMS = {  # album -> photos (name, day of March 2024): dates interleave across albums in the stream
+    "Trips/Alps": [("alp1", 1), ("alp2", 5), ("alp3", 9), ("alp4", 13), ("alp5", 17)],
+    "Trips/Beach": [("sea1", 2), ("sea2", 6), ("sea3", 10), ("sea4", 14)],
+    "City": [("city1", 3), ("city2", 7), ("city3", 11), ("city4", 15)],
+    "Home": [("home1", 4)],
+}
+
+
+def make_gallery(src: Path) -> Path:
+    for a, (album, photos) in enumerate(ALBUMS.items()):
+        for name, day in photos:
+            make_jpeg(src / album / f"{name}.jpg", size=(48, 36), color=(50 * a, 6 * day, 120),
+                      date=f"2024:03:{day:02d} 10:00:00")
+    (src / "Trips" / "index.md").write_text("Title: Trips away\n\nWhere we went.\n")
+    (src / "Trips" / "Alps" / "alp2.md").write_text("Title: Above the clouds\n")
+    return src
+
+
+# Each change returns the photo pages of the changed photo's neighbours (before and after): their keys
+# hold the neighbour's view, so they may be rendered again even where their bytes do not change.
+
+
+def add(src: Path) -> set[str]:
+    make_jpeg(src / "Trips" / "Beach" / "sea9.jpg", size=(48, 36), color=(9, 99, 199), date="2024:03:08 10:00:00")
+    return {"trips/beach/sea2/index.html", "trips/beach/sea3/index.html"}
+
+
+def edit_caption(src: Path) -> set[str]:
+    (src / "Trips" / "Alps" / "alp2.md").write_text("Title: Below the clouds\n\nA new caption.\n")
+    return {"trips/alps/alp1/index.html", "trips/alps/alp3/index.html"}
+
+
+def delete(src: Path) -> set[str]:
+    (src / "City" / "city2.jpg").unlink()
+    return {"city/city1/index.html", "city/city3/index.html"}
+
+
+def move(src: Path) -> set[str]:
+    (src / "Trips" / "Alps" / "alp4.jpg").rename(src / "City" / "alp4.jpg")
+    return {"trips/alps/alp3/index.html", "trips/alps/alp5/index.html", "city/city3/index.html", "city/city4/index.html"}
+
+
+def pages(site: Path) -> dict[str, bytes]:
+    """Every page of the site (HTML and the feeds', sitemap's and robots' text) -> its bytes."""
+    return {
+        p.relative_to(site).as_posix(): p.read_bytes()
+        for p in site.rglob("*")
+        if p.is_file() and p.suffix in (".html", ".xml", ".txt") and "static" not in p.parts
+    }
+
+
+def files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
+def rendered(stdout: str) -> set[str]:
+    """The pages a build rendered, from its -v listing, checked against its count."""
+    found = re.search(r"rendered (\d+|no) pages?", stdout)
+    assert found, stdout
+    listed = set(re.findall(r"^  (\S+\.(?:html|xml)|robots\.txt)$", stdout, re.MULTILINE))  # (not files read)
+    assert len(listed) == (0 if found.group(1) == "no" else int(found.group(1))), stdout
+    return listed
+
+
+@pytest.mark.parametrize("change", [add, edit_caption, delete, move], ids=lambda f: f.__name__)
+def test_one_photo_changed_rebuilds_to_the_clean_build_of_the_new_folder(tmp_path, isolated_cache, change):
+    src = make_gallery(tmp_path / "photos")
+    conf = write_config(tmp_path, CONFIG)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    before = pages(site)
+    neighbours = change(src)
+    result = build_site(src, site, "-c", str(conf), "-v")
+
+    clean = tmp_path / "clean" / "site"
+    clean_src = tmp_path / "clean" / "photos"  # (same name: the home page is titled after it)
+    shutil.copytree(src, clean_src)  # another folder: nothing of the first build's cache applies
+    build_site(clean_src, clean, "-c", str(conf))
+    got, want = files(site), files(clean)
+    assert sorted(got) == sorted(want)
+    assert [name for name in want if got[name] != want[name]] == []
+
+    after = pages(site)
+    differ = {name for name in after if before.get(name) != after[name]}
+    assert differ, "the change shows on no page"
+    # the pages whose bytes changed were rendered, and no other but the neighbours' (see add)
+    done = rendered(result.stdout)
+    assert differ <= done, sorted(differ - done)
+    assert done - differ <= neighbours, sorted(done - differ)
+    assert "home/index.html" not in done and "home/home1/index.html" not in done
+
+
+def test_nothing_renders_when_only_another_folder_is_touched(tmp_path, isolated_cache):
+    """A file that is not media (a note) added to an album: the listing changed, no page did."""
+    src = make_gallery(tmp_path / "photos")
+    conf = write_config(tmp_path, CONFIG)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    (src / "City" / "notes.txt").write_text("not a photo\n")
+    result = build_site(src, site, "-c", str(conf), "-v")
+    assert "nothing changed" not in result.stdout
+    assert rendered(result.stdout) == set()
+
+
+def test_views_are_built_only_for_the_albums_a_change_reaches(tmp_path, isolated_cache, monkeypatch):
+    """An album whose input fingerprint (its folder's listing, as arranged, its cards' albums) is the
+    recorded one is listed from its record: none of its views is built. The changed photo's album is
+    built, and its parent, whose card of it may show another cover or count (and an album whose card
+    shows a cover from it); no other album."""
+    from albumen.render.pages import ViewBuilder
+
+    built: list[str] = []
+    real = ViewBuilder.album
+
+    def counting(self, uri, full=True):
+        if full:
+            built.append(uri)
+        return real(self, uri, full)
+
+    monkeypatch.setattr(ViewBuilder, "album", counting)
+    src = make_gallery(tmp_path / "photos")
+    conf = write_config(tmp_path, CONFIG)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    assert sorted(built) == ["", "City", "Home", "Trips", "Trips/Alps", "Trips/Beach"]
+    built.clear()
+    (src / "City" / "notes.txt").write_text("not a photo\n")  # City's listing changed, nothing it shows
+    build_site(src, site, "-c", str(conf))
+    assert sorted(built) == ["", "City"]
+    built.clear()
+    edit_caption(src)
+    build_site(src, site, "-c", str(conf))
+    assert sorted(built) == ["", "Trips", "Trips/Alps"]  # the home page's card of Trips has an Alps cover
+    built.clear()
+    delete(src)
+    result = build_site(src, site, "-c", str(conf), "-v")
+    assert sorted(built) == ["", "City"]
+    assert "city/city1/index.html" in rendered(result.stdout)
+    built.clear()
+    next(site.glob("home/home1/index.html")).unlink()  # a page of a kept album deleted from the output
+    move(src)
+    build_site(src, site, "-c", str(conf))
+    assert sorted(built) == ["", "City", "Home", "Trips", "Trips/Alps"]
+    assert (site / "home" / "home1" / "index.html").is_file()
