@@ -78,9 +78,9 @@ def watch_latency(corpus: Path, work: Path, runs: int) -> dict:
     latencies, arrived = [], []
     try:
         deadline = time.time() + 1800
-        while " built in " not in log_path.read_text() and time.time() < deadline:
+        while "built in " not in log_path.read_text() and time.time() < deadline:
             time.sleep(0.2)
-        if " built in " not in log_path.read_text():
+        if "built in " not in log_path.read_text():
             raise SystemExit(f"the first build did not finish:\n{log_path.read_text()[-2000:]}")
         time.sleep(2)
         for target in made:

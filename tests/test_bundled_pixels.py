@@ -198,8 +198,10 @@ def test_copyright_notice_is_drawn_in_its_corner_only_and_filled_from_the_photo(
     assert _names(site) == names
     (src / "Trip" / "b.md").write_text("title: Harbour\nauthor: Ann\ndate: 2020-05-01\n")  # its {year}
     done = _build(src, site, conf)
-    assert "made 2 derivatives of 1 photo" in done.stdout, done.stdout
-    assert {n.rpartition(".")[0].rpartition(".")[0] for n in _names(site) - names} == {"trip/b/b.320w", "trip/b/b.640w"}
+    # b's two sizes; and a, the older photo now, is the album's cover: its two card images
+    assert "made 4 derivatives of 2 photos" in done.stdout, done.stdout
+    assert {n.rpartition(".")[0].rpartition(".")[0] for n in _names(site) - names} == {
+        "trip/b/b.320w", "trip/b/b.640w", "trip/a/a.cover400", "trip/a/a.cover640"}
 
 
 @needs_real

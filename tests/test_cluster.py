@@ -75,8 +75,14 @@ class Cluster:
         self.folder = folder
         self.preload = folder / "planted.py"
         self.preload.write_text(PRELOAD)
-        scheduler_file = folder / "scheduler.json"
         self.procs: dict[str, subprocess.Popen] = {}
+        try:
+            self._start_all(folder / "scheduler.json")
+        except BaseException:  # nothing is left running
+            self.stop()
+            raise
+
+    def _start_all(self, scheduler_file: Path) -> None:
         self.procs["scheduler"] = self._start(
             "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file),
         )

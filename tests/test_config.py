@@ -141,3 +141,31 @@ def test_a_config_saved_with_a_byte_order_mark_is_read(tmp_path, encoding):
     (tmp_path / "albumen.toml").write_bytes(data)
     loaded = load_config(cwd=tmp_path)
     assert loaded.config.title == "Été" and loaded.config.private == ("Family",)
+
+
+def test_the_theme_table_and_its_short_form():
+    """[theme] holds the theme's folder, its colour scheme and accent; `theme = "folder"` (the one
+    form before the table) still names the folder."""
+    assert validate_config({"theme": "my-theme"}).theme.path == "my-theme"
+    config = validate_config({"theme": {"path": "t", "scheme": "dark", "accent": "#C0392b"}})
+    assert (config.theme.path, config.theme.scheme, config.theme.accent) == ("t", "dark", "#C0392b")
+    assert validate_config({}).theme.scheme == "auto" and validate_config({}).theme.accent == ""
+    assert problems_of({"theme": {"scheme": "sepia", "accent": "red", "colour": "#fff"}}) == [
+        "theme.scheme: expected one of 'auto', 'light', 'dark', got a string ('sepia')",
+        "theme.accent: expected a colour written '#rrggbb' (such as '#c0392b'), got 'red'",
+        "theme.colour: unknown setting",
+    ]
+    for bad in ("#fff", "#12345g", "c0392b", "#c0392b "):
+        assert problems_of({"theme": {"accent": bad}}) == [
+            f"theme.accent: expected a colour written '#rrggbb' (such as '#c0392b'), got {bad!r}"]
+
+
+def test_an_accent_is_made_readable_on_light_and_dark_pages():
+    from albumen.render.colours import DARK_PAGE, LIGHT_PAGE, accent_style, contrast, readable_on
+
+    assert accent_style("") == ""
+    assert readable_on("#0b63c7", LIGHT_PAGE) == "#0b63c7"  # readable already: kept
+    for accent in ("#ffcc00", "#ffffff", "#000000", "#c0392b", "#7cb7ff", "#2ecc71"):
+        light, dark = readable_on(accent, LIGHT_PAGE), readable_on(accent, DARK_PAGE)
+        assert contrast(light, LIGHT_PAGE) >= 4.5 and contrast(dark, DARK_PAGE) >= 4.5, accent
+        assert accent_style(accent) == f"--al:{light};--ad:{dark}"

@@ -197,3 +197,58 @@ def test_album_cards_share_the_width_and_keep_their_facts_on_one_line(tmp_path, 
                 assert whole and "·" not in text, (width, text)  # all of it (the dots are drawn by CSS)
     finally:
         server.shutdown()
+
+
+def test_the_scheme_and_accent_settings_override_the_visitors_system(tmp_path, browser):
+    """[theme] scheme = "dark" makes the pages dark for a visitor whose system is light (and "light"
+    the other way round); the accent colours the links, made readable on that page."""
+    from albumen.render.colours import DARK_PAGE, LIGHT_PAGE, readable_on
+    from conftest import make_jpeg
+
+    src = tmp_path / "src"
+    make_jpeg(src / "Trip" / "a.jpg", size=(600, 400))
+    (src / "index.md").write_text("A [link](https://example.org/) here.\n")
+    seen = {}
+    for scheme, system in (("dark", "light"), ("light", "dark"), ("auto", "dark"), ("auto", "light")):
+        conf = tmp_path / f"{scheme}.toml"
+        conf.write_text(f'[theme]\nscheme = "{scheme}"\naccent = "#e67e22"\n')
+        site = tmp_path / f"site-{scheme}"
+        assert run_cli("build", str(src), "-o", str(site), "-c", str(conf), "-j", "1").exit_code == 0
+        server, url = serve(site)
+        try:
+            context = browser.new_context(color_scheme=system)
+            pg = context.new_page()
+            pg.goto(url)
+            seen[scheme, system] = pg.evaluate("""() => [getComputedStyle(document.body).backgroundColor,
+                getComputedStyle(document.querySelector('.description a')).color]""")
+            context.close()
+        finally:
+            server.shutdown()
+
+    def rgb(colour: str) -> str:
+        return "rgb(" + ", ".join(str(int(colour[i:i + 2], 16)) for i in (1, 3, 5)) + ")"
+
+    dark = [rgb(DARK_PAGE), rgb(readable_on("#e67e22", DARK_PAGE))]
+    light = [rgb(LIGHT_PAGE), rgb(readable_on("#e67e22", LIGHT_PAGE))]
+    assert seen["dark", "light"] == dark and seen["auto", "dark"] == dark
+    assert seen["light", "dark"] == light and seen["auto", "light"] == light
+    assert dark[1] != light[1]  # an orange too light for a light page is darkened there
+
+
+def test_the_viewer_moves_only_for_visitors_who_accept_motion(sites, browser):
+    """The viewer fades in, and its photos too; with prefers-reduced-motion nothing animates."""
+    site, url = sites["demo"]
+    seen = {}
+    for motion in ("no-preference", "reduce"):
+        context = browser.new_context(reduced_motion=motion, viewport={"width": 1024, "height": 700})
+        pg = context.new_page()
+        pg.goto(url + page_types(site)["album"])
+        pg.wait_for_selector("html[data-albumen=ready]", state="attached")
+        pg.click(".grid li:nth-child(1) a")
+        pg.wait_for_selector(".lb .lb-frame")
+        seen[motion] = pg.evaluate("""() => [getComputedStyle(document.querySelector('.lb')).animationName,
+            getComputedStyle(document.querySelector('.lb-frame')).animationName,
+            getComputedStyle(document.querySelector('.lb-img')).transitionDuration]""")
+        context.close()
+    assert seen["no-preference"] == ["lb-in", "lb-in", "0.2s"]
+    assert seen["reduce"] == ["none", "none", "0s"]

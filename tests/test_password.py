@@ -83,9 +83,11 @@ def units(site: Path) -> tuple:
 
 
 def public_files(public: Path, album_slug: str) -> dict[str, bytes]:
-    """sha256 -> bytes of every derivative of the public twin's album."""
+    """sha256 -> bytes of every derivative of the public twin's album, but the album covers' card
+    images (a password album's pages show its sealed thumbnails: none is made)."""
     return {hashlib.sha256(p.read_bytes()).hexdigest(): p.read_bytes()
-            for p in (public / album_slug).rglob("*") if p.is_file() and p.name != "index.html"}
+            for p in (public / album_slug).rglob("*")
+            if p.is_file() and p.name != "index.html" and ".cover" not in p.name}
 
 
 def test_round_trip_gives_the_public_builds_exact_bytes(built):

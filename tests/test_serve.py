@@ -119,7 +119,8 @@ def test_live_site_follows_the_photo_folder(running):
     assert b"__albumen" not in (site / "trip" / "index.html").read_bytes()  # ...never written
     # a new photo appears
     # the first build is a build (it said 'rebuilt in 1.2 s (first build): 6 images made')
-    assert re.fullmatch(r"built in [\d.]+ s: made 4 derivatives of 2 photos, wrote \d+ files, removed 0; 0 skipped",
+    # (a thumbnail and a display image of each photo, and two card images of Trip's cover)
+    assert re.fullmatch(r"built in [\d.]+ s: made 6 derivatives of 2 photos, wrote \d+ files, removed 0; 0 skipped",
                         log[0]), log
     make_jpeg(src / "Trip" / "c.jpg", size=(640, 480), date="2024:01:03 10:00:00")
     assert wait_for(lambda: b"c/" in fetch(url + "trip/")[1] and (site / "trip" / "c" / "index.html").exists()), log

@@ -65,3 +65,40 @@ def test_every_page_validates_with_the_nu_html_checker(sites):
     assert errors == []
     checked = sum(1 for s in sites.values() for _ in s.rglob("*.html"))
     assert checked > 40
+
+
+def test_the_open_viewer_is_valid_html_too(sites):
+    """What albumen.js builds (the photo, its caption with a <time>, the strip of thumbnails), as the
+    browser holds it with the viewer open, passes the checker as the pages do."""
+    java = shutil.which("java")
+    if java is None or not VNU.is_file():
+        pytest.skip("the Nu HTML Checker needs Java and tests/npm (scripts/test.sh installs both)")
+    from test_browser import ARGS, CHROMIUM, serve
+
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (scripts/test.sh installs it)")
+    from playwright.sync_api import sync_playwright
+
+    markup = []
+    servers = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        for site in sites.values():
+            server, url = serve(site)
+            servers.append(server)
+            page = browser.new_page()
+            album = next(a["href"] for a in soup(site / "index.html").select(".card a"))
+            page.goto(url + album)
+            page.wait_for_selector("html[data-albumen=ready]", state="attached")
+            page.click(".grid li:nth-child(1) a")
+            page.wait_for_selector(".lb .lb-img")
+            assert page.locator(".lb-strip a").count() > 1 and page.locator(".lb-date time").count() == 1
+            markup.append("<!DOCTYPE html>\n" + page.evaluate("() => document.documentElement.outerHTML"))
+        browser.close()
+    for server in servers:
+        server.shutdown()
+    for html in markup:
+        done = subprocess.run([java, "-jar", str(VNU), "--errors-only", "--format", "json", "-"], input=html,
+                              capture_output=True, text=True, timeout=300)
+        report = json.loads(done.stderr or done.stdout)
+        assert [f"{m.get('lastLine')}: {m.get('message')}" for m in report["messages"]] == []

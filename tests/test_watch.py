@@ -73,7 +73,11 @@ def test_a_broken_config_in_one_gallery_is_reported_and_the_others_go_on(watchin
     kept = tree_digest(out / "alice")
     make_jpeg(root / "Bob" / "d.jpg", size=(320, 240), color=(1, 2, 200))
     make_jpeg(root / "Club Night" / "d.jpg", size=(320, 240), color=(200, 2, 1))
+    good = (root / "Club Night" / "d.jpg").read_bytes()
+    (root / "Club Night" / "bad.jpg").write_bytes(good[: len(good) // 3])  # a bad photo: skipped, said
     assert wait_for(lambda: (out / "bob" / "d" / "index.html").is_file() and (out / "club-night" / "d" / "index.html").is_file()), log
+    assert wait_for(lambda: any(line.startswith("club-night:   skipped: bad.jpg: ") for line in log)), log
+    assert any(line.startswith("club-night: rebuilt in ") and line.endswith("; 1 skipped") for line in log), log
     assert tree_digest(out / "alice") == kept  # the last good site
     (root / "Alice" / "albumen.toml").write_text('title = "Alice again"\n')
     assert wait_for(lambda: any(line.startswith("alice: rebuilt in ") and "config" in line for line in log)), log

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import zipfile
 from datetime import datetime
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from conftest import build_site, make_jpeg, soup, write_config
+from conftest import build_site, make_jpeg, make_video, soup, write_config
 
 ZIP = 'plugins = ["zip"]\n'
 
@@ -135,7 +136,7 @@ def test_each_album_gets_an_archive_of_its_own_photos_linked_with_its_size(galle
     assert [i.filename for i in infos] == ["a.jpg", "A (2).JPG", "back_slash.jpg"]
     assert {i.compress_type for i in infos} == {zipfile.ZIP_STORED}
     assert [i.date_time for i in infos] == [(2024, 7, 1, 9, 0, 0), (2024, 7, 2, 10, 11, 12), (2024, 7, 3, 8, 0, 0)]
-    published = {p.read_bytes() for p in (site / "alps").glob("*/*.jpg") if ".thumb." not in p.name}
+    published = {p.read_bytes() for p in (site / "alps").glob("*/*.jpg") if re.search(r"\.\d+w\.", p.name)}  # display
     with zipfile.ZipFile(archive) as z:
         data = [z.read(i) for i in infos]
     assert set(data) == published and len(published) == 3  # the published images, byte for byte
@@ -210,3 +211,24 @@ def test_the_source_option_remakes_the_archives_and_no_image(gallery, tmp_path):
     originals = {p.read_bytes() for p in (site / "alps").glob("*/*.original.*.jpg")}
     with zipfile.ZipFile(site / "alps" / "album.zip") as z:
         assert {z.read(i) for i in z.infolist()} == originals and len(originals) == 3
+
+
+def test_a_video_is_archived_as_its_mp4_and_every_page_of_an_album_links_the_archive(tmp_path):
+    """A video's entry is its published MP4 (named after it, '.mp4'), beside the photos in the album's
+    order; an album of several pages links its archive, with the same size, from each of them."""
+    from albumen.plugins.bundled.zip import size_text
+
+    src = tmp_path / "photos"
+    make_jpeg(src / "Trip" / "a.jpg", size=(300, 200), date="2024:07:01 09:00:00")
+    make_video(src / "Trip" / "clip.mov", fmt="mov", metadata={"creation_time": "2024-07-02T09:00:00Z"})
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(write_config(tmp_path, ZIP + "[pages]\npage_size = 1\n")))
+    archive = site / "trip" / "album.zip"
+    with zipfile.ZipFile(archive) as z:
+        assert z.namelist() == ["a.jpg", "clip.mp4"]
+        (mp4,) = list((site / "trip").glob("clip/*.mp4"))
+        assert z.read("clip.mp4") == mp4.read_bytes()
+    shown = f"(ZIP, {size_text(archive.stat().st_size)})"
+    for page in (site / "trip" / "index.html", site / "trip" / "page" / "2" / "index.html"):
+        assert soup(page).select_one(".album-download-size").get_text() == shown, page
+        assert (page.parent / soup(page).select_one(".album-download a")["href"]).resolve() == archive.resolve()

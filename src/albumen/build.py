@@ -265,7 +265,9 @@ def _run(
     # -- images ----------------------------------------------------------------
     # Memory stays flat as the library grows: sets of every output path live in SQLite (the cache's
     # temporary tables), not in this process, and no worker result is kept once counted.
-    jobs = plan_jobs(gallery, plan, config, str(output), str(source), ffmpeg)  # made one at a time, as asked for
+    def jobs(unfinished):  # made one at a time, as asked for, and only for media with work left
+        return plan_jobs(gallery, plan, config, str(output), str(source), ffmpeg, only=unfinished)
+
     todo, report.derivatives_moved = remaining_jobs(
         jobs, plan, cache, output, lambda uri: forced(gallery.media[uri].album_uri), damaged
     )

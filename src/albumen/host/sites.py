@@ -82,7 +82,7 @@ def build_one(site: Site, pool, builder: Builder = default_builder) -> SiteBuild
     try:
         with secret_namespace(site.name or None):
             loaded = site.load()
-            theme = loaded.resolve(loaded.config.theme)
+            theme = loaded.resolve(loaded.config.theme.path)
             options = BuildOptions(source=site.source, output=site.output, jobs=pool.workers)
             report = builder(loaded, options, pool)
     except AlbumenError as exc:

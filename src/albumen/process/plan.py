@@ -12,7 +12,7 @@ import math
 import os
 import posixpath
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -47,6 +47,11 @@ RESERVED_TOP = {
 # Inside every album: pagination.
 RESERVED_ALBUM = {"page", "index.html", "feed.xml"}
 MAX_THUMB_ASPECT = 3.0
+# An album cover's card images: the shape of the default theme's cards (3:2, filled with object-fit:
+# cover), in widths that fit a card (about 250 to 500 CSS px) at 1x, 2x and 3x. Without them a phone
+# fetched a 1024 px display image for a 400 px card, and a portrait cover's whole height.
+COVER_ASPECT = 1.5
+COVER_WIDTHS = (400, 800, 1200)
 PANORAMA_ASPECT = MAX_THUMB_ASPECT  # wider or taller than this: published sizes go by area (see display_geometry)
 MAX_SIDE = 16383  # the longest side any published image may have (WebP's limit)
 ANIMATION_PIXELS = 4  # an animation's frames may hold this many times images.max_pixels in all (see animation_too_big)
@@ -77,9 +82,9 @@ class MediaPlan:
 
     src_uri: str
     dest_dir: str  # the photo page lives at dest_dir/index.html
-    # the thumbnails (JPEG first, then one in each other format of images.formats), the display
-    # images (grouped by format, JPEG first, smallest first within a format) and the original when
-    # one is published
+    # the thumbnails (JPEG first, then one in each other format of images.formats), an album cover's
+    # card images (grouped by format as the thumbnails, smallest first), the display images (grouped
+    # by format, JPEG first, smallest first within a format) and the original when one is published
     looks: tuple[Look, ...]
     digests: str  # the hash in each of their names, DIGEST_LENGTH characters each, in the same order
     # tuples, and () for a photo: one shared empty value instead of two lists per photo
@@ -130,6 +135,11 @@ class MediaPlan:
         return tuple(self._spec(i) for i, look in enumerate(self.looks) if look.role == "thumb")
 
     @property
+    def cards(self) -> tuple[OutputSpec, ...]:
+        """An album cover's images for its card (see cover_geometry), grouped by format, JPEG first."""
+        return tuple(self._spec(i) for i, look in enumerate(self.looks) if look.role == "cover")
+
+    @property
     def images(self) -> tuple[OutputSpec, ...]:
         """The display images, grouped by format (JPEG first), smallest first within a format."""
         return tuple(self._spec(i) for i, look in enumerate(self.looks) if look.role == "display")
@@ -150,7 +160,7 @@ class MediaPlan:
     @property
     def outputs(self) -> list[OutputSpec]:
         original = self.original
-        out = [*self.thumbs, *self.images, *self.videos, *(spec for spec, _ in self.tracks)]
+        out = [*self.thumbs, *self.cards, *self.images, *self.videos, *(spec for spec, _ in self.tracks)]
         return out + ([original] if original else [])
 
     @property
@@ -268,6 +278,19 @@ def thumb_geometry(width: int, height: int, size: int, style: str) -> tuple[int,
     return max(1, round(crop_w * scale)), max(1, round(crop_h * scale)), "centre" if capped != aspect else None
 
 
+def cover_geometry(width: int, height: int) -> list[tuple[int, int]]:
+    """Pixel sizes of an album cover's card images: COVER_ASPECT crops (the centre, as the card's CSS
+    shows it) COVER_WIDTHS wide, never larger than the photo allows (then one at the largest crop)."""
+    largest = min(width, round(height * COVER_ASPECT))
+    out: list[tuple[int, int]] = []
+    for size in COVER_WIDTHS:
+        w = min(size, largest)
+        out.append((w, max(1, min(height, round(w / COVER_ASPECT)))))
+        if w == largest:
+            break
+    return out
+
+
 def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tuple[int, int]]:
     """Pixel sizes for the srcset: each configured long edge below the source's, then the source size once.
 
@@ -310,6 +333,11 @@ def plan_site(
     reserved = {config.stream.path} if config.stream.enabled else set()
     plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
     filtering = plugins is not None and plugins.has("albumen_image_filters")
+    # the covers of albums shown as cards: their parent's children (not the top album, nor one behind
+    # a private link of its own, whose card is on no page); a password album's pages show its sealed
+    # thumbnails instead (see albumen.seal)
+    covers = {gallery.albums[child].cover for album in gallery.albums.values() if not (units and album.zone in units)
+              for child in album.children}
     for uri, media in gallery.media.items():
         if media.kind not in ("image", "video"):  # a plugin's media kind
             if media.kind not in plan.makers:
@@ -318,7 +346,7 @@ def plan_site(
             continue
         filters = plugins.image_filters(media_facts(media, gallery)) if filtering else ()
         if media.kind == "image":
-            plan.media[uri] = _plan_image(media, media_dirs[uri], config, filters)
+            plan.media[uri] = _plan_image(media, media_dirs[uri], config, filters, uri in covers)
         else:
             plan.media[uri] = _plan_video(media, media_dirs[uri], config, video_encoder or "", filters)
         info = media.info
@@ -363,12 +391,15 @@ def animation_too_big(frames: int, width: int, height: int, config: Config) -> s
 
 def plan_jobs(
     gallery: Gallery, plan: SitePlan, config: Config, abs_dest_root: str, abs_source_root: str,
-    ffmpeg: str | None = None,
+    ffmpeg: str | None = None, only: Callable[[str], bool] | None = None,
 ) -> Iterator[ImageJob | VideoJob]:
     """The job that makes every derivative of each media, made as asked for: a build keeps only the
-    jobs with work left, not one per photo of the library."""
+    jobs with work left, not one per photo of the library. only(uri): False for a photo that has
+    nothing left to do (see process.remaining), whose job is then not made at all."""
     for uri, media_plan in plan.media.items():
         media = gallery.media[uri]
+        if only is not None and media.kind == "image" and not media_plan.sealed and not only(uri):
+            continue
         if media.kind == "image" or media.kind in plan.makers:
             maker = plan.makers[media.kind][0] if media.kind in plan.makers else None
             job = _image_job(media, media_plan, config, abs_dest_root, abs_source_root, maker)
@@ -512,6 +543,11 @@ def _spec_of(dest_dir: str, name: str, look: Look) -> OutputSpec:
                       look.animated)
 
 
+def filter_role(role: str) -> str:
+    """The role plugins' image filters know an output by: an album cover's card images are thumbnails."""
+    return "thumb" if role == "cover" else role
+
+
 def _thumb_formats(config: Config) -> list[tuple[str, int]]:
     """(format, quality) of each thumbnail: JPEG (every browser's, and the placeholder's source),
     then each other format of images.formats, so that grids and album cards offer WebP or AVIF as
@@ -528,7 +564,10 @@ def _credits(media: Media, config: Config) -> tuple[str | None, str | None]:
     return media.embedded.artist, media.embedded.copyright
 
 
-def _plan_image(media: Media, dest_dir: str, config: Config, filters: tuple[FilterCall, ...] = ()) -> MediaPlan:
+def _plan_image(
+    media: Media, dest_dir: str, config: Config, filters: tuple[FilterCall, ...] = (), cover: bool = False
+) -> MediaPlan:
+    """cover: the photo is an album's cover: it gets card images too (see cover_geometry)."""
     info = media.info
     images = config.images
     keep = images.keep_metadata
@@ -542,6 +581,9 @@ def _plan_image(media: Media, dest_dir: str, config: Config, filters: tuple[Filt
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
     looks = [look("thumb", "thumb", tw, th, fmt, quality, crop) for fmt, quality in _thumb_formats(config)]
+    if cover:
+        looks += [look("cover", f"cover{w}", w, h, fmt, quality, "centre")
+                  for fmt, quality in _thumb_formats(config) for w, h in cover_geometry(info.width, info.height)]
     sizes = display_geometry(info.width, info.height, images.sizes)
     qualities = {"jpeg": images.quality, "webp": images.webp_quality, "avif": images.avif_quality}
     if animated:
@@ -572,7 +614,7 @@ def _plan_image(media: Media, dest_dir: str, config: Config, filters: tuple[Filt
     return MediaPlan.of(media.src_uri, dest_dir, [
         (lk, derivative_hash(
             media.content_hash,
-            recipe_text(lk, job_text + recipe + filter_recipe(filters, lk.role), images.progressive),
+            recipe_text(lk, job_text + recipe + filter_recipe(filters, filter_role(lk.role)), images.progressive),
             DIGEST_LENGTH,
         ))
         for lk, recipe in zip(looks, recipes, strict=True)

@@ -25,24 +25,42 @@ def placeholder_key(thumb_uri: str) -> str:
     return posixpath.basename(thumb_uri)
 
 
+def _abs(root: str, dest_uri: str) -> str:
+    return f"{root}/{dest_uri}" if os.sep == "/" else os.path.join(root, *dest_uri.split("/"))
+
+
 def remaining_jobs(
-    jobs: Iterable[ImageJob | VideoJob], plan: SitePlan, cache: BuildCache, output: Path,
-    forced: Callable[[str], bool], damaged: dict[str, int | None],
+    jobs: Callable[[Callable[[str], bool]], Iterable[ImageJob | VideoJob]], plan: SitePlan, cache: BuildCache,
+    output: Path, forced: Callable[[str], bool], damaged: dict[str, int | None],
 ) -> tuple[list[ImageJob | VideoJob], int]:
     """The jobs with work left (see remaining), and how many derivatives were moved into place from
     another folder instead. The files moved, and those found as made though their time changed, are
-    stamped in the cache's manifest. forced(media uri): redo all of that media's job."""
+    stamped in the cache's manifest. forced(media uri): redo all of that media's job.
+
+    jobs(unfinished): the planned jobs (plan.plan_jobs), which need not make the job of a media for
+    which unfinished(uri) is False: every output in place, nothing forced or damaged, its placeholder
+    known. A rebuild after one change then makes one job, not one per photo of the library."""
     known = cache.placeholder_keys()
     relocate = Relocator(cache, output)
     leads_out = LinksOut(output)
     touched: list[tuple[str, int, int]] = []
+    root = str(output)
+
+    def unfinished(uri: str) -> bool:
+        media_plan = plan.media[uri]
+        if forced(uri) or placeholder_key(media_plan.thumb_uri) not in known:
+            return True
+        if leads_out(_abs(root, media_plan.dest_dir)):
+            return True
+        return any(dest in damaged or not os.path.exists(_abs(root, dest)) for dest in media_plan.output_uris())
+
     todo = [
         job for job in (
             remaining(job, plan, known, output, forced(job.job_id), relocate, leads_out, damaged, touched)
-            for job in jobs
+            for job in jobs(unfinished)
         ) if job
     ]
-    del known, leads_out
+    known.clear()  # (every placeholder name of the library: let go now)
     cache.stamp_outputs(relocate.moved + touched)
     return todo, len(relocate.moved)
 
@@ -60,7 +78,7 @@ def remaining(
         return job
 
     def absent(dest_uri: str) -> bool:
-        path = os.path.join(output, *dest_uri.split("/"))
+        path = _abs(str(output), dest_uri)
         if dest_uri in damaged:
             try:
                 st = os.stat(path, follow_symlinks=False)

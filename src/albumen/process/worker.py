@@ -242,9 +242,10 @@ def _make_outputs(job: ImageJob, written: list[tuple[str, int, int]]):
                 last_key, image, picture, shown = key, engine.orient(made[key], job.orientation), None, {}
             if picture is None and (spec.format == "jpeg" or spec.role == "thumb"):
                 picture = engine.to_pillow(image)
-            calls = filters.for_role(job.filters, spec.role)
+            role = "thumb" if spec.role == "cover" else spec.role  # a cover's card images are thumbnails to plugins
+            calls = filters.for_role(job.filters, role)
             if calls and calls not in shown:  # plugins' filters: once per size and role, for every format
-                shown[calls] = filters.filtered(image, picture, spec, spec.role, calls)
+                shown[calls] = filters.filtered(image, picture, spec, role, calls)
             recipe = (spec.width, spec.height, spec.crop, spec.format, spec.quality, progressive_for(spec, job.progressive),
                       calls)
             if recipe not in encoded:

@@ -225,13 +225,15 @@ class ViewBuilder:
         lang = self.config.language
         gettext = self.gettext
         placeholder = self.ctx.placeholders.get(media.src_uri, DEFAULT_PLACEHOLDER)
-        thumbs, original, by_format = [], None, {}
+        thumbs, original, by_format, cards = [], None, {}, {}
         for uri, look in plan.named():
             ref = ImageRef(uri, look.width, look.height, look.format)
             if look.role == "display":
                 by_format.setdefault(look.format, []).append(ref)
             elif look.role == "thumb":
                 thumbs.append(ref)
+            elif look.role == "cover":
+                cards.setdefault(look.format, []).append(ref)
             else:
                 original = ref
         sources = [SourceSet(fmt, tuple(refs)) for fmt, refs in by_format.items()]
@@ -284,6 +286,8 @@ class ViewBuilder:
             original_name=download_name(media.name, original.src) if original else None,
             video=self._video(media, plan) if media.kind == "video" else None,
             thumbs=tuple(thumbs),
+            cards=tuple(SourceSet(fmt, (*refs, *(ref for ref in by_format.get(fmt, ()) if ref.width > refs[-1].width)))
+                        for fmt, refs in cards.items()),
         )
         return view
 

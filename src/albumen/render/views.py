@@ -82,6 +82,10 @@ class MediaView:
     next: MediaView | None = None
     video: dict | None = None
     thumbs: tuple[ImageRef, ...] = ()  # the thumbnail in every published format, JPEG (thumb) first
+    # an album cover's card images (3:2 crops, a few widths, then its display images wider than them,
+    # for a card wider than 1200 px), a SourceSet per format, JPEG first; () for a video or a photo
+    # that is no album's cover
+    cards: tuple[SourceSet, ...] = ()
 
     @property
     def fallback(self) -> SourceSet:
@@ -116,6 +120,12 @@ class MediaView:
         shown = {s.format: s.images for s in self.sources}
         modern = sorted((t for t in self.thumbs if t.format in order), key=lambda t: order[t.format])
         return [SourceSet(t.format, (t, *shown.get(t.format, ()))) for t in modern]
+
+    @property
+    def modern_cards(self) -> list[SourceSet]:
+        """The card images in AVIF then WebP, for a card's <picture>."""
+        order = {"avif": 0, "webp": 1}
+        return sorted((s for s in self.cards[1:] if s.format in order), key=lambda s: order[s.format])
 
     @property
     def aspect(self) -> float:

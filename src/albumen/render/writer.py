@@ -62,7 +62,7 @@ class PageWriter:
         for dest_uri in dest_uris:
             if dest_uri in self.damaged or self.sink.has(dest_uri):
                 return False
-            path = os.path.join(root, *dest_uri.split("/"))
+            path = f"{root}/{dest_uri}" if os.sep == "/" else os.path.join(root, *dest_uri.split("/"))
             if not os.path.exists(path) or self.leads_out(os.path.dirname(path)):
                 return False
         return True

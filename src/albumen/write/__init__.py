@@ -26,7 +26,7 @@ class DiskSink:
         # part-way (Ctrl-C, SIGTERM) must leave a site whose every link leads somewhere. New files
         # (reachable only through replaced ones) are written at once.
         self.defer_replacements = False
-        self.deferred: dict[str, tuple[str, os.stat_result]] = {}  # dest_uri -> its temporary file
+        self.deferred: dict[str, tuple[str, int, int]] = {}  # dest_uri -> its temporary file, size, mtime_ns
 
     def take_stamps(self) -> list[tuple[str, int, int]]:
         """What the files written (or found as they should be) since the last call are: for the
@@ -71,7 +71,8 @@ class DiskSink:
             self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
             return False
         if self.defer_replacements and os.path.lexists(path):
-            self.deferred[dest_uri] = write_temp(path, data)
+            tmp, st = write_temp(path, data)
+            self.deferred[dest_uri] = (tmp, st.st_size, st.st_mtime_ns)
             self.written += 1
             return True
         st = write_atomic(path, data)
@@ -97,9 +98,9 @@ class DiskSink:
 
     def commit(self) -> None:
         """Put every deferred file in place (its stamp then taken): once every new file is written."""
-        for dest_uri, (tmp, st) in self.deferred.items():
+        for dest_uri, (tmp, size, mtime_ns) in self.deferred.items():
             os.replace(tmp, self.abs_path(dest_uri))
-            self.stamps.append((dest_uri, st.st_size, st.st_mtime_ns))
+            self.stamps.append((dest_uri, size, mtime_ns))
         self.deferred = {}
 
     def copy(self, dest_uri: str, abs_src_path: str) -> bool:

@@ -92,7 +92,8 @@ def album_members(options: Options, album, gallery) -> list | None:
     items = []  # (the name it is saved under, the published file, its date)
     for media in album.media:
         if media.video:
-            src = media.video["sources"][0]["src"]  # the MP4, always made
+            sources = media.video["sources"]  # the MP4 is always made (WebM and AV1 may be offered first)
+            src = next((v["src"] for v in sources if v["mime"].startswith("video/mp4")), sources[0]["src"])
         elif options.source == "originals" and media.original is not None:
             src = media.original.src
         else:
