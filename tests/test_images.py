@@ -895,7 +895,7 @@ def test_decompression_bomb_limit_is_configurable(tmp_path):
 
 def test_placeholders_are_inlined(tmp_path):
     src = tmp_path / "p"
-    make_jpeg(src / "a.jpg", size=(300, 200), color=(10, 200, 10))
+    make_jpeg(src / "a.jpg", size=(720, 480), color=(10, 200, 10))  # a small image (under 480 px high) gets a plain tile
     site = tmp_path / "site"
     build_site(src, site)
     tile = soup(site / "index.html").select_one(".grid li")
@@ -916,7 +916,7 @@ def test_only_the_first_tiles_of_a_page_inline_a_blurred_placeholder(tmp_path):
     enough there, and the page stays small."""
     src = tmp_path / "p"
     for i in range(40):
-        make_jpeg(src / f"p{i:02d}.jpg", size=(60, 40), color=(200, 10 + 5 * i, 10))
+        make_jpeg(src / f"p{i:02d}.jpg", size=(720, 480), color=(200, 10 + 5 * i, 10))
     site = tmp_path / "site"
     build_site(src, site)
     tiles = soup(site / "index.html").select(".grid li")
@@ -934,7 +934,7 @@ def test_only_the_first_tiles_of_a_page_inline_a_blurred_placeholder(tmp_path):
 def test_placeholder_colour_for_alpha_and_grey(tmp_path, mode, colour, expected):
     src = tmp_path / "p"
     src.mkdir()
-    Image.new(mode, (60, 40), colour).save(src / "a.png")
+    Image.new(mode, (720, 480), colour).save(src / "a.png")
     site = tmp_path / "site"
     build_site(src, site)
     style = soup(site / "index.html").select_one(".grid li")["style"]
