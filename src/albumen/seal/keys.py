@@ -146,10 +146,12 @@ def load_units(gallery, config, private_dirs: dict[str, str], warnings: list[str
     secret = load_secret().key
     rotations = current_rotations(config.private_rotations)
     units = {}
+    told = set()  # a password shared by sub-albums (inherited) is named once
     for uri in sorted(found):
         password, source = found[uri]
         weak = weakness(password)
-        if weak and gallery.albums[uri].src_uri:
+        if weak and (source, password) not in told:
+            told.add((source, password))
             warnings.append(f"{uri}: its password ({source}) is weak ({weak}): use at least {WEAK_LENGTH} "
                             f"characters or {WEAK_WORDS} words, as nothing limits how fast it can be guessed offline")
         folder = private_dirs[uri]
