@@ -11,7 +11,9 @@ few hundred bytes a job.
   million jobs never mean a million futures in the scheduler.
 - A worker that dies (SIGKILL, a host gone) costs a retry: the scheduler runs its tasks again
   elsewhere. A task on which `distributed.scheduler.allowed-failures` + 1 workers died (3 + 1 by
-  default) fails with KilledWorker: a batch is then retried job by job (see executor.run_jobs), and
+  default) fails with KilledWorker. A worker that dies takes every task it holds with it, so such a
+  task runs again alone, once the others are done: only a task that kills its workers with nothing
+  beside it has failed. A batch that fails is then retried job by job (see executor.run_jobs), and
   the job that still kills its workers is skipped, named, as a poison file.
 - Every worker runs the build's Albumen (process.remote.identity): checked when the build connects,
   and by every task, for workers that join later. Any difference stops the build naming both.
@@ -179,18 +181,29 @@ class DaskCluster:
         token = uuid.uuid4().hex[:12]
         waiting = deque(range(len(items)))
         running: dict[Any, int] = {}
+        alone: deque[int] = deque()  # failed with their workers beside other tasks: run again alone
+        solo: set[int] = set()  # run alone: their failure is their own
+        shared: set[int] = set()  # ran while other tasks did
         done = as_completed(loop=client.loop)
+
+        def submit(i: int) -> None:
+            future = client.submit(
+                remote.run_task, self.identity, fn, items[i], limit(items[i]),
+                key=f"albumen-{fn.__name__}-{token}-{i}-{int(i in solo)}", pure=False,
+            )
+            running[future] = i
+            if len(running) > 1:
+                shared.update(running.values())
+            done.add(future)
+            self.tasks += 1
 
         def fill() -> None:
             while waiting and len(running) < ahead * self._worker_count():
-                i = waiting.popleft()
-                future = client.submit(
-                    remote.run_task, self.identity, fn, items[i], limit(items[i]),
-                    key=f"albumen-{fn.__name__}-{token}-{i}", pure=False,
-                )
-                running[future] = i
-                done.add(future)
-                self.tasks += 1
+                submit(waiting.popleft())
+            if not waiting and not running and alone:
+                i = alone.popleft()
+                solo.add(i)
+                submit(i)
 
         watch = _Watch(self, running)
         try:
@@ -198,7 +211,16 @@ class DaskCluster:
             for future in done:
                 i = running.pop(future)
                 result = self._outcome(future, limit(items[i]))
+                killed = future.status == "error" and _killed(future)
                 future.release()
+                if killed and i in shared and i not in solo:
+                    # a worker that dies takes down every task it held: a task beside the one that kills
+                    # its workers may have been there at each death, and failed with it (seen with 2 workers)
+                    shared.discard(i)
+                    alone.append(i)
+                    fill()
+                    continue
+                shared.discard(i)
                 item, items[i] = items[i], None  # done: held no longer than the caller holds it
                 yield item, result
                 fill()
@@ -256,6 +278,13 @@ class DaskCluster:
                     closing.close()
                 except Exception:  # already gone
                     pass
+
+
+def _killed(future) -> bool:
+    """Whether the task failed because the workers running it died (KilledWorker)."""
+    from distributed import KilledWorker
+
+    return isinstance(future.exception(), KilledWorker)
 
 
 class _Watch:
