@@ -6,6 +6,7 @@ import json
 import os
 import random
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
@@ -360,6 +361,10 @@ def test_a_photo_added_or_removed_rewrites_only_the_stream_pages_around_it(tmp_p
     assert all(added[page] == first[page] for page in older if page in added)
     assert len([page for page in older if page in added]) >= len(older) - 1
     assert len(changed) <= 8, changed  # the first, A2's (each item says which of its album's 31 it is), neighbours
+    clean = tmp_path / "clean"  # the same photos built at once: the same stream, byte for byte
+    shutil.copytree(src, clean / "p")
+    build_site(clean / "p", clean / "site", "-c", str(conf))
+    assert {p.relative_to(clean / "site").as_posix(): p.read_bytes() for p in (clean / "site" / "stream").rglob("index.html")} == added
     (src / "A2" / f"{name}.jpg").unlink()
     result = build_site(src, site, "-c", str(conf), "-v")
     assert stream_files() == first  # back as it was
