@@ -8,6 +8,8 @@ Usage (from the repo root, with the Albumen venv; Sigal comes from bench/setup_s
     python bench/tiny.py 2000 --rounds 1        # iterate on a smaller library
     python bench/tiny.py 10000 --only albumen   # one tool
     python bench/tiny.py 2000 --albumen-src ../other-tree/src   # another Albumen tree (PYTHONPATH)
+    python bench/tiny.py 10000 --base-src /tmp/base/src         # and an older tree too, interleaved
+                                                                # (git archive COMMIT src | tar -x -C /tmp/base)
 
 The library: year/event folders as in bench/scale.py (log-normal event sizes, median ~40 photos,
 seed 24, none over a fifth of the library), each photo one of 32 JPEGs of 64 to 320 px on the long edge (landscape and portrait,
@@ -26,7 +28,6 @@ average (1 min) before each build is printed beside it. Results to stdout and WO
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import io
 import json
 import math
@@ -163,10 +164,11 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("n", type=int)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", choices=["albumen", "sigal"])
+    ap.add_argument("--only", choices=["albumen", "sigal", "base"])
     ap.add_argument("--work", type=Path, help="work folder (default /tmp/albumen-tiny-N)")
     ap.add_argument("--library", type=Path, help="library folder (default bench/corpora/small-N)")
     ap.add_argument("--albumen-src", type=Path, help="an Albumen source tree to build with (PYTHONPATH)")
+    ap.add_argument("--base-src", type=Path, help="another Albumen source tree, built too as 'base' in every round")
     args = ap.parse_args(argv)
     work = (args.work or Path(f"/tmp/albumen-tiny-{args.n}")).resolve()
     library = make_library(args.n, (args.library or BENCH / "corpora" / f"small-{args.n}").resolve())
@@ -176,7 +178,11 @@ def main(argv: list[str] | None = None) -> None:
     env = {**os.environ}
     if args.albumen_src:
         env["PYTHONPATH"] = str(args.albumen_src.resolve())
-    tools = [t for t in ("sigal", "albumen") if args.only in (None, t)]
+    envs = {"sigal": env, "albumen": env}
+    if args.base_src:
+        envs["base"] = {**os.environ, "PYTHONPATH": str(args.base_src.resolve())}
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(args.base_src)], check=False)
+    tools = [t for t in ("sigal", "albumen", "base") if t in envs and args.only in (None, t)]
     if "sigal" in tools and not SIGAL_PY.exists():
         subprocess.run(["bash", str(BENCH / "setup_sigal.sh")], check=True)
     # bytecode, as an installed package has (these machines set PYTHONDONTWRITEBYTECODE)
@@ -199,21 +205,19 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 cmd = [sys.executable, "albumen", "build", str(library), "-o", str(out), "-c",
                        str(work / "albumen.toml"), "-q"]
-            rows.append(run(tool, cmd, {**env, "ALBUMEN_CACHE_DIR": str(cache)}, work, f"{tool} #{r + 1}"))
-    best = {t: min((x for x in rows if x["tool"] == t), key=lambda x: x["wall_s"]) for t in tools if rows}
+            rows.append(run(tool, cmd, {**envs[tool], "ALBUMEN_CACHE_DIR": str(cache)}, work, f"{tool} #{r + 1}"))
     result = {"n": args.n, "events": len(plan_library(args.n)), "cores": os.cpu_count(),
               "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "commit": subprocess.run(["git", "-C", str(BENCH), "rev-parse", "--short", "HEAD"],
                                        capture_output=True, text=True).stdout.strip(), "rows": rows}
-    if len(best) == 2:
-        result["ratio_wall_best"] = round(best["sigal"]["wall_s"] / best["albumen"]["wall_s"], 2)
-        result["ratio_cpu_best"] = round(min(x["cpu_s"] for x in rows if x["tool"] == "sigal")
-                                         / min(x["cpu_s"] for x in rows if x["tool"] == "albumen"), 2)
-        pairs = [(s["wall_s"] / a["wall_s"], s["cpu_s"] / a["cpu_s"]) for s, a in
-                 zip([x for x in rows if x["tool"] == "sigal"], [x for x in rows if x["tool"] == "albumen"])]
-        result["ratios_per_round"] = [[round(w, 2), round(c, 2)] for w, c in pairs]
-        print(f"Sigal / Albumen: wall {result['ratio_wall_best']}x (best of each), CPU {result['ratio_cpu_best']}x; "
-              f"per round (wall, CPU): {result['ratios_per_round']}")
+    sigal = [x for x in rows if x["tool"] == "sigal"]
+    for tool in [t for t in tools if t != "sigal"] if sigal else []:
+        mine = [x for x in rows if x["tool"] == tool]
+        pairs = [[round(s["wall_s"] / a["wall_s"], 2), round(s["cpu_s"] / a["cpu_s"], 2)] for s, a in zip(sigal, mine, strict=True)]
+        best = [round(min(x["wall_s"] for x in sigal) / min(x["wall_s"] for x in mine), 2),
+                round(min(x["cpu_s"] for x in sigal) / min(x["cpu_s"] for x in mine), 2)]
+        result[f"sigal_over_{tool}"] = {"best_wall_best_cpu": best, "per_round_wall_cpu": pairs}
+        print(f"Sigal / {tool}: wall {best[0]}x, CPU {best[1]}x (best of each); per round (wall, CPU): {pairs}")
     (work / "results.json").write_text(json.dumps(result, indent=1) + "\n")
 
 
