@@ -43,7 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpora  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
-CONFIG = """[images]
+CONFIG = """url = "https://photos.example.org/"  # feeds and sitemap are written, as on a published site
+
+[images]
 sizes = [800]
 quality = 85
 

@@ -252,3 +252,75 @@ def test_the_viewer_moves_only_for_visitors_who_accept_motion(sites, browser):
         context.close()
     assert seen["no-preference"] == ["lb-in", "lb-in", "0.2s"]
     assert seen["reduce"] == ["none", "none", "0s"]
+
+
+FRAME = """() => {
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const frame = document.querySelector('.photo-frame'), caption = document.querySelector('.photo-caption');
+  const column = parseFloat(getComputedStyle(frame.parentElement).gridTemplateColumns);  // its first track
+  const style = getComputedStyle(frame);
+  return {frame: box(frame), caption: box(caption), column, vw: innerWidth, vh: innerHeight,
+          ph: parseFloat(getComputedStyle(document.documentElement).fontSize) * (innerWidth > 640 ? 5.5 : 4),
+          ratio: parseFloat(style.getPropertyValue('--r')), lw: parseFloat(style.getPropertyValue('--lw'))};
+}"""
+
+
+@pytest.mark.parametrize("width, height", [(390, 844), (1440, 900)])
+def test_photos_come_first_on_album_and_photo_pages(sites, browser, width, height):
+    """Images first: an album page's grid starts in the top third of the first screen and runs edge
+    to edge on a phone; a photo page's photo is as large as the window allows (as wide as its column,
+    as tall as the screen under the header, or its largest file) and whole on the first screen, its
+    words beside it on a wide screen and under it on a phone."""
+    site, url = sites["demo"]
+    types = page_types(site)
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=width < 700, has_touch=width < 700)
+    pg = context.new_page()
+    pg.goto(url + types["album"])
+    grid = pg.evaluate("() => { const r = document.querySelector('.grid').getBoundingClientRect(); return [r.left, r.top, r.right]; }")
+    assert grid[1] < height / 3, grid
+    if width < 700:
+        assert abs(grid[0]) < 1 and abs(grid[2] - width) < 1, grid
+    pg.goto(url + types["photo"])
+    pg.wait_for_load_state("load")
+    got = pg.evaluate(FRAME)
+    context.close()
+    left, top, right, bottom = got["frame"]
+    expected = min(got["column"], (got["vh"] - got["ph"]) * got["ratio"], got["lw"])
+    assert abs((right - left) - expected) < 2, got
+    assert bottom <= height, got  # whole on the first screen
+    c_left, c_top, _, _ = got["caption"]
+    if width < 700:
+        assert abs(left) < 1 and abs(right - width) < 1, got  # edge to edge
+        assert c_top >= bottom, got  # the words under the photo
+    else:
+        assert c_left >= right and c_top < bottom, got  # the words beside it
+
+
+def test_the_viewer_shows_the_caption_on_demand_counts_and_jumps_from_its_strip(sites, browser):
+    """The viewer's caption (title, the description's Markdown rendered) is shown by default and hidden
+    with its Information button or the I key, the photo taking the room it leaves; the counter says
+    where the photo is; a thumbnail of the strip shows its photo."""
+    site, url = sites["hostile"]
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = context.new_page()
+    pg.goto(url + page_types(site)["album"])
+    pg.wait_for_selector("html[data-albumen=ready]", state="attached")
+    pg.click(".grid li:nth-child(1) a")  # wide.jpg, whose caption has an emphasis
+    pg.wait_for_function("() => document.querySelector('.lb .lb-img') && document.querySelector('.lb .lb-img').complete")
+    height = "() => document.querySelector('.lb .lb-img').getBoundingClientRect().height"
+    shown = pg.evaluate("""() => [getComputedStyle(document.querySelector('.lb-info')).display,
+        document.querySelector('.lb-desc em') && document.querySelector('.lb-desc em').textContent,
+        document.querySelector('.lb-count').textContent]""")
+    assert shown == ["block", "emphasis", "Photo 1 of 5"], shown
+    before = pg.evaluate(height)
+    pg.click("[data-lb=info]")
+    pg.wait_for_function("() => getComputedStyle(document.querySelector('.lb-info')).display === 'none'")
+    pg.wait_for_function(f"() => ({height})() > {before} + 20")
+    assert pg.get_attribute("[data-lb=info]", "aria-pressed") == "false"
+    pg.keyboard.press("i")
+    pg.wait_for_function("() => getComputedStyle(document.querySelector('.lb-info')).display !== 'none'")
+    pg.click(".lb-strip a:nth-child(4)")
+    pg.wait_for_function("() => document.querySelector('.lb-count').textContent === 'Photo 4 of 5'")
+    assert pg.get_attribute(".lb-strip a:nth-child(4)", "aria-current") == "true"
+    assert pg.url.endswith(pg.get_attribute(".grid li:nth-child(4) a", "href").lstrip("."))
+    context.close()

@@ -506,7 +506,8 @@ def test_stream_pages_reuse_album_fingerprints_and_agree_with_their_views(tmp_pa
     monkeypatch.setattr(SiteRenderer, "_stream_views", lambda self, uris: calls.append(len(uris)) or real(self, uris))
     site_a = tmp_path / "a"
     build_site(src, site_a, "-c", str(conf))
-    assert [len(keys) for keys in stream_keys()] == [3]  # 24 photos, 10 a page
+    pages = list(stream_keys()[0])
+    assert len(pages) >= 2  # 24 photos, about 10 a page
     calls.clear()
     (src / "Beach" / "index.md").write_text("Sand and sea, described at last.\n")  # not shown by stream items
     result = build_site(src, site_a, "-c", str(conf), "-v")
@@ -514,8 +515,9 @@ def test_stream_pages_reuse_album_fingerprints_and_agree_with_their_views(tmp_pa
     (src / "City" / "city1.md").write_text("Title: Renamed city photo\n")
     calls.clear()
     build_site(src, site_a, "-c", str(conf))
-    assert calls == [10]  # the one stream page showing it, built to be rendered
-    assert "Renamed city photo" in (site_a / "stream" / "index.html").read_text()
+    city = next(p for p in pages if "city1" in (site_a / p).read_text())  # (City is the newest album)
+    assert calls == [len(soup(site_a / city).select(".grid li"))]  # the one stream page showing it, built to be rendered
+    assert "Renamed city photo" in (site_a / city).read_text()
 
     # the same site with no fingerprints to reuse: every stream page from its own views
     monkeypatch.setattr(writer_module.ViewDigests, "get", lambda self, uris: {})
@@ -523,7 +525,8 @@ def test_stream_pages_reuse_album_fingerprints_and_agree_with_their_views(tmp_pa
     build_site(src, site_b, "-c", str(conf))
     keys = stream_keys()
     assert len(keys) == 2 and keys[0] == keys[1]
-    for page in ("stream/index.html", "stream/page/2/index.html", "stream/page/3/index.html"):
+    assert sorted(keys[0]) == sorted(pages)
+    for page in pages:
         assert (site_a / page).read_bytes() == (site_b / page).read_bytes()
 
 

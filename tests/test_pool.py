@@ -70,6 +70,31 @@ def _square_or_fail(value):
 
 # pebble's scheduling thread dies of it (that is what the pool recovers from), which pytest reports
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_task_pebble_leaves_on_a_dead_worker_is_run_again_and_nothing_hangs(monkeypatch):
+    """pebble reads the workers' messages on one thread and notices dead workers on another: a worker
+    that takes a task and dies at once can be handled before its "I took it" message, which then
+    marks the task as running on a process that is gone, for ever (seen: a -j 1 build of 5 photos, 3
+    crashing, hung in CI). Simulated here: pebble never finds the task of a worker that died. The
+    pool notices the orphan, runs the task again alone in a fresh pool, and fails it only then; the
+    others succeed; nothing waits for the 60 s time limit."""
+    from pebble.pool.process import PoolManager
+
+    def not_found(self, worker_id):
+        raise LookupError("Not found")
+
+    monkeypatch.setattr(PoolManager, "find_expired_task", not_found)
+    items = [1, -1, 2, 3, -2, 4]
+    with WorkerPool(1) as pool:
+        started = time.monotonic()
+        results = dict(pool.run(_dies_on_negative, items, timeout=60))
+        elapsed = time.monotonic() - started
+    assert sorted(results) == sorted(items)
+    assert {n: results[n] for n in items if n > 0} == {n: n * n for n in items if n > 0}
+    for n in (-1, -2):
+        assert isinstance(results[n], TaskFailed) and "crashed" in str(results[n]), results[n]
+    assert elapsed < 55, elapsed  # not the time limit: the orphan was noticed
+
+
 def test_a_task_that_cannot_be_sent_fails_alone_and_nothing_hangs():
     items = [1, 2, _Unsendable(), 3, 4]
     with WorkerPool(1) as pool:

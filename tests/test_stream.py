@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,27 +47,34 @@ def mixed(tmp_path):
     return src, expected
 
 
-def stream_slugs(site: Path, path: str = "stream") -> list[list[str]]:
+def stream_pages(site: Path, path: str = "stream") -> list[tuple[Path, list[str]]]:
+    """Each stream page, newest first (following its 'next' links), with the slugs it shows."""
     pages = []
     page = site / path / "index.html"
     while True:
         doc = soup(page)
-        pages.append([str((page.parent / a["href"]).resolve().relative_to(site.resolve())) for a in doc.select(".grid li a")])
+        pages.append((page, [str((page.parent / a["href"]).resolve().relative_to(site.resolve())) for a in doc.select(".grid li a")]))
         nxt = doc.select_one(".pagination a[rel=next]")
         if nxt is None:
             return pages
         page = (page.parent / nxt["href"] / "index.html").resolve()
 
 
+def stream_slugs(site: Path, path: str = "stream") -> list[list[str]]:
+    return [slugs for _, slugs in stream_pages(site, path)]
+
+
 def test_stream_lists_every_media_once_newest_first(mixed, tmp_path):
     src, expected = mixed
     site = tmp_path / "site"
     build_site(src, site, "-c", str(write_config(tmp_path, 'timezone = "UTC"\n[stream]\npage_size = 4\n')))
-    pages = stream_slugs(site)
-    assert [len(p) for p in pages] == [4, 4, 3]
+    found = stream_pages(site)
+    pages = [slugs for _, slugs in found]
+    assert sum(map(len, pages)) == 11 and all(3 <= len(p) <= 12 for p in pages), pages  # page_size/2 + 1 to 3 * page_size
+    assert all(re.fullmatch(r"stream/page/[0-9a-f]{12}/index.html", p.relative_to(site.resolve()).as_posix())
+               for p, _ in found[1:]), found  # named after their items, not numbered
     times = []
-    for n in range(len(pages)):
-        page = site / "stream" / ("index.html" if n == 0 else f"page/{n + 1}/index.html")
+    for page, _ in found:
         doc = soup(page)
         items = doc.select(".grid li")
         stamps = [li.select_one("time")["datetime"] if li.select_one("time") else None for li in items]
@@ -92,7 +101,7 @@ def test_stream_limit_and_path(mixed, tmp_path):
     site = tmp_path / "site"
     build_site(src, site, "-c", str(write_config(tmp_path, '[stream]\nmax_items = 5\npath = "latest"\npage_size = 3\ntitle = "New"\n')))
     pages = stream_slugs(site, "latest")
-    assert [len(p) for p in pages] == [3, 2]
+    assert sum(map(len, pages)) == 5 and all(2 <= len(p) <= 9 for p in pages), pages
     assert soup(site / "latest" / "index.html").h1.get_text() == "New"
     assert not (site / "stream").exists()
 
@@ -278,3 +287,69 @@ def test_undated_media_show_no_date_and_come_after_dated_ones(tmp_path):
     build_site(src, site2, "-c", str(write_config(tmp_path, conf + "file_dates = true\n")))
     assert soup(site2 / "trip" / "scan" / "index.html").select_one(".photo-meta time").get_text() == "4 December 2026, 09:30"
     assert stream_slugs(site2)[0][0] == "trip/scan"
+
+
+def _pages_by_name(uris: list[str], size: int) -> dict[str, tuple[str, ...]]:
+    from albumen.render.stream import page_names, stream_chunks
+
+    pages = stream_chunks(uris, size)
+    return dict(zip(page_names(pages), map(tuple, pages), strict=True))
+
+
+def test_stream_pages_change_near_the_change_only():
+    """One item added or removed anywhere in a 20,000-item stream changes a page or two (their items
+    or their names), never the pages after it (numbered pages of a fixed size all shifted)."""
+    rng = random.Random(24)
+    uris = [f"{2000 + i // 1000}/Event {i // 40:04d}/IMG_{i % 40:04d}.jpg" for i in range(20_000)]
+    before = _pages_by_name(uris, 60)
+    sizes = [len(p) for p in before.values()]
+    assert all(31 <= n <= 180 for n in sizes), (min(sizes), max(sizes))  # page_size/2 + 1 to 3 * page_size
+    assert 50 <= len(uris) / len(sizes) <= 75  # about page_size a page
+    changed = []
+    for _ in range(40):
+        at = rng.randrange(len(uris))
+        for after in (uris[:at] + [f"new/{at}.jpg"] + uris[at:], uris[:at] + uris[at + 1:]):
+            now = _pages_by_name(after, 60)
+            changed.append(sum(1 for name, items in now.items() if before.get(name) != items))
+    assert max(changed) <= 2 and sum(changed) / len(changed) <= 1.2, changed
+    assert _pages_by_name([], 60) == {"": ()}
+    assert list(_pages_by_name(["a", "b"], 1).values()) == [("a",), ("b",)]
+
+
+def test_a_photo_added_or_removed_rewrites_only_the_stream_pages_around_it(tmp_path):
+    src = tmp_path / "p"
+    for a in range(4):
+        for i in range(30):  # 120 photos, a day apart, an album a month (a stream item says which
+            # photo of its album it is: the pages showing the album of the photo added change too)
+            make_jpeg(src / f"A{a}" / f"p{i:02d}.jpg", date=f"2024:{3 + a:02d}:{1 + i:02d} 10:00:00")
+    conf = write_config(tmp_path, 'url = "https://example.org/"\n[stream]\npage_size = 10\n')
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+
+    def stream_files() -> dict[str, bytes]:
+        return {p.relative_to(site).as_posix(): p.read_bytes() for p in (site / "stream").rglob("index.html")}
+
+    first = stream_files()
+    assert 8 <= len(first) <= 20
+
+    def albums_shown(page: str) -> set[str]:
+        return {a["href"].split("/")[-3] for a in soup(site / page).select(".grid li a")}
+
+    older = {page for page in first if albums_shown(page) == {"a0"}}  # March: after May in the stream
+    assert len(older) >= 2
+    make_jpeg(src / "A2" / "p99.jpg", date="2024:05:14 10:30:00")  # in the middle of the stream
+    result = build_site(src, site, "-c", str(conf), "-v")
+    added = stream_files()
+    changed = sorted(k for k in added if first.get(k) != added[k])
+    assert "stream/index.html" in changed  # its count
+    assert sorted(line.strip() for line in result.stdout.splitlines() if line.strip().startswith("stream/")) == changed
+    assert any("p99" in a["href"] for p in changed if p != "stream/index.html" for a in soup(site / p).select(".grid a"))
+    # the pages of the other albums' photos are those of the last build (numbered pages shifted them
+    # all), but for the neighbours of a page renamed: they link to it
+    assert all(added[page] == first[page] for page in older if page in added)
+    assert len([page for page in older if page in added]) >= len(older) - 1
+    assert len(changed) <= 8, changed  # the first, A2's (each item says which of its album's 31 it is), neighbours
+    (src / "A2" / "p99.jpg").unlink()
+    build_site(src, site, "-c", str(conf))
+    assert stream_files() == first  # back as it was
+    assert crawl(site).broken == []

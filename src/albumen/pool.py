@@ -180,9 +180,27 @@ class TaskFailed(Exception):
     worker killed from outside (SIGKILL: the kernel out of memory) or a pool lost with the task
     (what killed it is not known): the next run may well succeed."""
 
-    def __init__(self, message: str, lasting: bool = True) -> None:
+    def __init__(self, message: str, lasting: bool = True, crashed: bool = False) -> None:
         super().__init__(message)
         self.lasting = lasting
+        self.crashed = crashed  # its worker process died
+
+
+def _orphaned(pool) -> bool:
+    """Whether pebble holds a task as running on a worker that has exited, and so will never finish it.
+
+    pebble reads the workers' messages on one thread and notices dead workers on another: when a worker
+    takes a task and dies at once (a decoder crashing on the first bytes of a file), the dead worker can
+    be handled before its message saying it took the task, which then marks the task as running on a
+    process that is gone. Nothing ends that task but its time limit (600 s). Seen once in ~35 builds
+    of 5 photos (3 crashing) with -j 1 on a loaded machine. Reads pebble's internals, and says no when
+    they are not what 5.2 has."""
+    try:
+        manager = pool._pool_manager
+        live = set(manager.worker_manager.workers)
+        return any(task.worker_id and task.worker_id not in live for task in list(manager.task_manager.tasks.values()))
+    except (AttributeError, RuntimeError, TypeError):  # another pebble, or the dict changed while read
+        return False
 
 
 def default_workers() -> int:
@@ -270,14 +288,16 @@ class WorkerPool:
                 return TaskFailed(f"timed out after {limit(items[i]):.0f} s", lasting=False)
             except ProcessExpired as exc:
                 killed = exc.exitcode == -signal.SIGKILL
-                return TaskFailed(f"the worker crashed (exit code {exc.exitcode})", lasting=not killed)
+                return TaskFailed(f"the worker crashed (exit code {exc.exitcode})", lasting=not killed, crashed=True)
             except Exception as exc:
                 return TaskFailed(f"{type(exc).__name__}: {exc}")
 
         pool = self._pool_or_error()
         waiting = deque(range(len(items)))
         running: dict[Any, int] = {}
-        retried: set[int] = set()  # tasks already given a second pool after theirs broke
+        retried: set[int] = set()  # tasks already run again alone (after their pool broke, or their worker died)
+        shared: set[int] = set()  # tasks that ran while others did
+        stalled = 0  # waits in a row that found a task held for a worker that is gone (see _orphaned)
         try:
             while waiting or running:
                 broke = False
@@ -296,6 +316,8 @@ class WorkerPool:
                         break
                     waiting.popleft()
                     running[future] = i
+                    if len(running) > 1:
+                        shared.update(running.values())
                     if i in retried:
                         break
                 done: set = set()
@@ -303,6 +325,8 @@ class WorkerPool:
                     # bounded: pebble never finishes the tasks still in its queue when it gives up
                     done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
                     broke = not done and not pool.active
+                    stalled = stalled + 1 if not done and not broke and _orphaned(pool) else 0
+                    broke = broke or stalled >= 3
                 if broke:  # whatever had finished before the pool broke still counts
                     done = {future for future in running if future.done()}
                 lost: list[int] = []
@@ -312,6 +336,15 @@ class WorkerPool:
                     if result is lost_marker:
                         lost.append(i)
                         continue
+                    if isinstance(result, TaskFailed) and result.crashed and i in shared and i not in retried:
+                        # pebble can blame the wrong task for a worker that died: the one that worker had
+                        # just finished, its result still on the way, is failed in place of the one it had
+                        # just taken. A task failed by a crash beside others runs again alone, to be sure.
+                        shared.discard(i)
+                        retried.add(i)
+                        waiting.appendleft(i)
+                        continue
+                    shared.discard(i)
                     item, items[i] = items[i], None  # done: held no longer than the caller holds it
                     self._breaks = 0
                     yield item, result

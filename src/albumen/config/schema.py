@@ -151,7 +151,11 @@ class VideosConfig:
 class StreamConfig:
     enabled: bool = setting(True, "Publish the stream: the latest photos and videos of all albums, newest first.")
     title: str = setting("", "Title of the stream pages. Default: 'Latest photos' in the site's language.")
-    page_size: int = setting(60, "Items per stream page; more continue at stream/page/2/, ...", min=1, max=100_000)
+    page_size: int = setting(
+        60, "About how many items a stream page holds (from half as many to three times as many): where a page "
+        "ends depends on the photos around it, not on a count, so one photo added or removed changes a page or two "
+        "of the stream, not every page after it. Older pages continue at stream/page/<name>/.", min=1, max=100_000,
+    )
     max_items: int = setting(0, "Most items in the stream (the newest ones); 0 means all.", min=0)
     path: str = setting(
         "stream", "Folder of the stream in the site (one URL segment). An album that would use it is renamed.",

@@ -24,7 +24,7 @@ from .colours import accent_style
 from .env import absolute_url, make_environment, theme_dirs
 from .hooks import document_view, extra_page_tasks, page_context, site_context, template_dirs
 from .i18n import format_counts, format_date, format_iso, gettext_for
-from .keys import Fingerprinter, digest, media_key
+from .keys import Fingerprinter, digest
 from .richtext import Picture, RichText, relative_path, resolve_description
 from .views import (
     AlbumView,
@@ -367,16 +367,6 @@ class PageTask:
 
 
 @dataclass(slots=True)
-class StreamView:
-    title: str
-    url: str
-    total: int  # photos and videos
-    offset: int  # items before this page
-    photo_count: int = 0
-    video_count: int = 0
-
-
-@dataclass(slots=True)
 class FeedEntry:
     title: str
     id: str
@@ -559,43 +549,9 @@ class SiteRenderer:
             yield from self._sitemap_tasks(self._sitemap)
 
     def _stream_tasks(self, order: list[str]) -> Iterator[PageTask]:
-        config = self.ctx.config
-        uris = order[: config.stream.max_items] if config.stream.max_items else order
-        size = config.stream.page_size
-        total = len(uris)
-        videos = sum(1 for uri in uris if self.ctx.gallery.media[uri].kind == "video")
-        counts = format_counts(total - videos, videos, config.language)
-        count = max(1, -(-total // size))
-        base = f"{config.stream.path}/"
-        urls = [base if n == 1 else f"{base}page/{n}/" for n in range(1, count + 1)]
-        for n in range(1, count + 1):
-            start = (n - 1) * size
-            items = uris[start : start + size]
-            stream = StreamView(self.stream_title, base, total, start, total - videos, videos)
-            page = self._page(
-                dir=urls[n - 1].rstrip("/"),
-                title=self.stream_title if n == 1 else f"{self.stream_title} ({n}/{count})",
-                kind="stream",
-                canonical=self._canonical(urls[n - 1]),
-                description=config.description or counts,
-                pagination=Pagination(n, count, urls) if count > 1 else None,
-            )
-            head = (self.global_key, "stream.html", repr(page), repr(stream))
-            known = self.ctx.digests.get(items) if self.ctx.digests is not None else {}
-            if known and self.ctx.albums is not None:  # (digests are kept between builds: only those of
-                # albums this build listed hold; see albumkeys)
-                listed, media = self.ctx.albums.listed, self.ctx.gallery.media
-                known = {u: d for u, d in known.items() if media[u].album_uri in listed}
-            if len(known) == len(items):  # every item was fingerprinted on its album's pages
-                key = digest(*head, *(media_key(known[u]) for u in items))  # as fp.media of a standalone view
-                yield PageTask(f"{urls[n - 1]}index.html", "stream.html", page, {"stream": stream}, key,
-                               late=lambda items=items: {"media": self._stream_views(items)})
-                continue
-            fp = Fingerprinter()  # one per page: the views of a page live as long as its task
-            views = self._stream_views(items)
-            key = digest(*head, *(fp.media(v) for v in views))
-            context = {"stream": stream, "media": views}
-            yield PageTask(f"{urls[n - 1]}index.html", "stream.html", page, context, key, views=len(views))
+        from .stream import stream_tasks
+
+        return stream_tasks(self, order)
 
     def _stream_views(self, uris: list[str]) -> list[MediaView]:
         self.ctx.placeholders.prefetch(uris)
