@@ -34,14 +34,15 @@ def run_jobs(
         with WorkerPool(pool) as owned:
             yield from run_jobs(jobs, owned, timeout)
         return
-    # biggest first balances the cores; a video counts as a long job
-    ordered = sorted(
-        jobs, key=lambda j: j.src_width * j.src_height * (1000 if isinstance(j, VideoJob) else 1), reverse=True
-    )
+    # Large jobs first, biggest first: that balances the cores. Small images after them in the order
+    # given (album by album): each takes a moment, so their order does not unbalance the cores, and
+    # an album's images are then all made early, so that its pages are written while the workers make
+    # the rest (render.writer.EarlyPages) instead of after the last image. A video counts as a long job.
+    small, large = [], []
+    for job in jobs:
+        (small if isinstance(job, ImageJob) and job.src_width * job.src_height <= SMALL_PIXELS else large).append(job)
     del jobs  # from here on a job is held by its task only, and let go once it is done (see WorkerPool.run)
-    small = [j for j in ordered if isinstance(j, ImageJob) and j.src_width * j.src_height <= SMALL_PIXELS]
-    large = [j for j in ordered if not (isinstance(j, ImageJob) and j.src_width * j.src_height <= SMALL_PIXELS)]
-    del ordered
+    large.sort(key=lambda j: j.src_width * j.src_height * (1000 if isinstance(j, VideoJob) else 1), reverse=True)
     tasks = [(j,) for j in large] + [tuple(small[i : i + BATCH]) for i in range(0, len(small), BATCH)]
     del small, large
 
