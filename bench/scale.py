@@ -171,6 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     events = plan_library(args.n)
     middle = src / events[len(events) // 2][0]
     photos = sorted(middle.glob("*.jpg"))
+    print(f"changes in {middle.relative_to(src)} ({len(photos)} photos)", flush=True)
     # one photo added (a copy of another with its own date: new bytes)
     new = middle / "IMG_new.jpg"
     new.write_bytes(_redated(photos[0].read_bytes(), minutes=7))
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     rows.append(run_build(src, out, conf, cache, "one photo deleted"))
     rows.append(run_build(src, out, conf, cache, "no change"))
     result = {
-        "n": args.n, "events": len(events), "machine_cores": os.cpu_count(), "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "n": args.n, "events": len(events), "changed_album": str(middle.relative_to(src)), "changed_album_photos": len(photos), "machine_cores": os.cpu_count(), "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "commit": subprocess.run(["git", "-C", str(BENCH), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
         "rows": rows,
     }

@@ -51,7 +51,7 @@ class StreamNav:
 
     prev_url: str | None  # the newer page
     next_url: str | None  # the older page
-    number: int = 0
+    number: int = 0  # (no page knows its place: its key would change with every page added before it)
 
     def window(self) -> list[int | None]:
         return []
@@ -119,7 +119,7 @@ def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]
     urls = [f"{base}page/{name}/" if name else base for name in page_names(pages)]
     title = renderer.stream_title
     for n, items in enumerate(pages):
-        nav = StreamNav(urls[n - 1] if n else None, urls[n + 1] if n + 1 < len(pages) else None, n + 1)
+        nav = StreamNav(urls[n - 1] if n else None, urls[n + 1] if n + 1 < len(pages) else None)
         if n == 0:
             stream = StreamView(title, base, len(items), 0, total - videos, videos)
             heading, description = title, config.description or counts

@@ -114,7 +114,7 @@ class PageWriter:
                 f"two pages claim one output path: {uri} ({before or 'generated'} and {now or 'generated'})",
                 hint="rename one of the folders or files involved",
             )
-        recorded = cache.page_keys(t.dest_uri for t in offered)
+        recorded = cache.page_keys(t.dest_uri for t in offered if not t.kept)  # (a kept page is not compared)
         pending = [t for t in offered if self._changed(t, recorded.get(t.dest_uri))]
         unknown = {t.dest_uri for t in pending if t.dest_uri not in recorded}  # never written by a build here
         cache.mark_current(t.dest_uri for t in offered)
