@@ -4,6 +4,11 @@ home, album, stream and photo pages of the demo gallery, with Debian's Chromium.
     python bench/lighthouse.py                       # the demo, built with the default theme
     python bench/lighthouse.py --theme OLD_THEME     # the same with another theme folder (before/after)
     python bench/lighthouse.py --site _build         # an already built site (its first album, photo)
+    python bench/lighthouse.py --sample              # a Sigal-like sample of real photos (below)
+
+The sample: the 15 camera photos of ../shared/corpus/real in two albums (the first 8 by name in
+Cameras, the others in Phones), Sigal-style sidecars with HTML links and emphasis (the gallery's,
+each album's, one photo's) and images.formats = ["jpeg", "webp"]. --theme applies to it too.
 
 Installs Lighthouse once with `npm i -E lighthouse@12.2.3` under the user cache folder. The site is
 served by a small local server that compresses text with gzip, as any real host does. Each page is
@@ -94,6 +99,32 @@ def build_demo(folder: Path, theme: Path | None) -> Path:
     return folder / "site"
 
 
+REAL = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "real"
+SIDECARS = {
+    "index.md": "Title: A Sigal-like sample\n\nReal camera photos, sidecars with <em>HTML</em> as Sigal galleries have them.\n",
+    "Cameras/index.md": 'Title: Cameras\n\nPhotos from <a href="https://www.exif.org/">exif.org</a> and <em>other</em> <strong>cameras</strong>.\n',
+    "Phones/index.md": 'Title: Phones\n\nTaken with phones; see <a href="https://example.org/phones">the list</a>.\n',
+    "Cameras/Pentax_K10D.md": 'Title: Pentax\n\nA <em>Pentax</em> K10D, <a href="https://en.wikipedia.org/wiki/Pentax_K10D">on Wikipedia</a>.\n',
+}
+
+
+def build_sample(folder: Path, theme: Path | None) -> Path:
+    photos = sorted(p for p in REAL.iterdir() if p.suffix.lower() in (".jpg", ".jpeg"))
+    if not photos:
+        sys.exit(f"no photos in {REAL} (the shared corpus beside the project)")
+    for n, photo in enumerate(photos):
+        album = folder / "photos" / ("Cameras" if n < 8 else "Phones")
+        album.mkdir(parents=True, exist_ok=True)
+        shutil.copy(photo, album / photo.name)
+    for name, text in SIDECARS.items():
+        (folder / "photos" / name).write_text(text)
+    config = folder / "albumen.toml"
+    config.write_text('[images]\nformats = ["jpeg", "webp"]\n' + (f"[theme]\npath = {json.dumps(str(theme))}\n" if theme else ""))
+    subprocess.run([sys.executable, "-m", "albumen", "build", str(folder / "photos"), "-o", str(folder / "site"), "-c", str(config),
+                    "-q"], check=True)
+    return folder / "site"
+
+
 def pages_of(site: Path) -> dict[str, str]:
     from bs4 import BeautifulSoup
 
@@ -123,7 +154,8 @@ def measure(binary: Path, url: str, out: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--site", type=Path, help="a built site (default: build the demo)")
-    parser.add_argument("--theme", type=Path, help="a theme folder to build the demo with")
+    parser.add_argument("--theme", type=Path, help="a theme folder to build the demo (or the sample) with")
+    parser.add_argument("--sample", action="store_true", help="build the Sigal-like sample of real photos instead of the demo")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the medians here")
     args = parser.parse_args()
@@ -131,7 +163,7 @@ def main() -> None:
         sys.exit(f"no Chromium at {CHROME} (apt-get install chromium, or set CHROME_PATH)")
     binary = install()
     with tempfile.TemporaryDirectory() as tmp:
-        site = args.site or build_demo(Path(tmp), args.theme)
+        site = args.site or (build_sample if args.sample else build_demo)(Path(tmp), args.theme)
         server, url = serve(site)
         rows = {}
         try:
