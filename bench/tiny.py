@@ -6,7 +6,7 @@ Usage (from the repo root, with the Albumen venv; Sigal comes from bench/setup_s
 
     python bench/tiny.py 10000                  # library bench/corpora/small-10000, 3 rounds
     python bench/tiny.py 2000 --rounds 1        # iterate on a smaller library
-    python bench/tiny.py 10000 --only albumen   # one tool
+    python bench/tiny.py 10000 --only albumen   # one tool (or several: albumen,base)
     python bench/tiny.py 2000 --albumen-src ../other-tree/src   # another Albumen tree (PYTHONPATH)
     python bench/tiny.py 10000 --base-src /tmp/base/src         # and an older tree too, interleaved
                                                                 # (git archive COMMIT src | tar -x -C /tmp/base)
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("n", type=int)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--only", choices=["albumen", "sigal", "base"])
+    ap.add_argument("--only", help="the tools to run, comma-separated: sigal,albumen,base")
     ap.add_argument("--work", type=Path, help="work folder (default /tmp/albumen-tiny-N)")
     ap.add_argument("--library", type=Path, help="library folder (default bench/corpora/small-N)")
     ap.add_argument("--albumen-src", type=Path, help="an Albumen source tree to build with (PYTHONPATH)")
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.base_src:
         envs["base"] = {**os.environ, "PYTHONPATH": str(args.base_src.resolve())}
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(args.base_src)], check=False)
-    tools = [t for t in ("sigal", "albumen", "base") if t in envs and args.only in (None, t)]
+    tools = [t for t in ("sigal", "albumen", "base") if t in envs and (args.only is None or t in args.only.split(","))]
     if "sigal" in tools and not SIGAL_PY.exists():
         subprocess.run(["bash", str(BENCH / "setup_sigal.sh")], check=True)
     # bytecode, as an installed package has (these machines set PYTHONDONTWRITEBYTECODE)

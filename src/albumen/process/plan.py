@@ -14,6 +14,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -182,8 +183,9 @@ class SitePlan:
     seals: dict[str, SealSpec] = field(default_factory=dict)  # zone (the unit's album) -> its seal
 
 
+@lru_cache(maxsize=1 << 16)
 def slugify(name: str) -> str:
-    """URL-safe ASCII name: transliterated, lower case, words joined by '-'."""
+    """URL-safe ASCII name: transliterated, lower case, words joined by '-' (memoized: see natural_key)."""
     text = anyascii(name).lower()
     text = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
     return text[:80].rstrip("-") or "untitled"
@@ -535,7 +537,7 @@ def download_name(name: str, published: str) -> str:
 
 def _file_name(dest_dir: str, look: Look, digest: str) -> str:
     """A derivative's file name: slug.TAG.HASH.EXT, the slug being its media's folder name."""
-    return f"{posixpath.basename(dest_dir)}.{look.tag}.{digest}.{look.ext}"
+    return f"{dest_dir.rpartition('/')[2]}.{look.tag}.{digest}.{look.ext}"  # (posixpath.basename, 3x faster)
 
 
 def _spec_of(dest_dir: str, name: str, look: Look) -> OutputSpec:

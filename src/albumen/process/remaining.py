@@ -4,7 +4,6 @@ there from another folder instead of being made again) and the placeholder the c
 from __future__ import annotations
 
 import os
-import posixpath
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 def placeholder_key(thumb_uri: str) -> str:
     """Placeholders are keyed by the thumbnail's file name (content + recipe hash), not its folder,
     so a photo whose album moves keeps its placeholder."""
-    return posixpath.basename(thumb_uri)
+    return thumb_uri.rpartition("/")[2]  # (posixpath.basename: 3x slower, asked twice per photo)
 
 
 def _abs(root: str, dest_uri: str) -> str:

@@ -10,6 +10,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from ..model import Album, Gallery, Media
 from .sidecar import meta_text
@@ -18,8 +19,10 @@ _DIGITS = re.compile(r"(\d+)")
 _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 
 
+@lru_cache(maxsize=1 << 16)
 def natural_key(text: str) -> tuple:
-    """'IMG_2' before 'IMG_10'; case-insensitive."""
+    """'IMG_2' before 'IMG_10'; case-insensitive. (Memoized: a build sorts every photo by its name
+    three times, and a camera's names, IMG_0001 to IMG_9999, come back in every folder.)"""
     parts = _DIGITS.split(text.casefold())
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p != "")
 
