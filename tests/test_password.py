@@ -82,6 +82,15 @@ def units(site: Path) -> tuple:
     return opened[PASSWORD], opened[INNER]
 
 
+def is_text(data: bytes) -> bool:
+    """Whether a file reads as UTF-8 text (a page, a JSON file); ciphertext and compressed images do not."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def public_files(public: Path, album_slug: str) -> dict[str, bytes]:
     """sha256 -> bytes of every derivative of the public twin's album, but the album covers' card
     images (a password album's pages show its sealed thumbnails: none is made)."""
@@ -189,6 +198,8 @@ def test_nothing_readable_leaks(built, isolated_cache, isolated_home):
         data = path.read_bytes() if path.is_file() else b""
         for word in SECRETS:
             assert word not in rel, (word, rel)
+            if len(word) < 6 and not is_text(data):
+                continue  # 3 random bytes are "qqq" once in 16 MiB: short words are looked for in text only
             assert word.encode() not in data, (word, rel)
             assert word.encode("utf-16-le") not in data, (word, rel)
     # nor in the layout of the cache, nor anywhere in the keys' folder
