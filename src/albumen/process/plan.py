@@ -366,12 +366,12 @@ def plan_site(
             plan.media[uri] = _plan_kind(media, media_dirs[uri], config, *plan.makers[media.kind])
             continue
         filters = plugins.image_filters(media_facts(media, gallery)) if filtering else ()
-        if media.kind == "image":
+        info = media.info
+        if info.kind == "image":
             plan.media[uri] = _plan_image(media, media_dirs[uri], config, filters, uri in covers)
         else:
             plan.media[uri] = _plan_video(media, media_dirs[uri], config, video_encoder or "", filters)
-        info = media.info
-        too_big = media.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
+        too_big = info.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
         if too_big:
             plan.warnings.append(f"{uri}: {too_big}: published as a still image, its first frame")
     if units:  # password albums: their files under keyed names in their own folder, and sealed
