@@ -823,6 +823,28 @@ def test_derivative_names_are_pinned():
     ]
 
 
+def test_a_build_leaves_the_garbage_collector_as_it_found_it(tmp_path):
+    """The scan and the plan pause Python's cyclic collector and freeze what they make (build's
+    _collector_paused): a process that builds again and again (serve, watch) gets it back running with
+    nothing frozen, so that one build's gallery can be collected; a collector its caller turned off stays off."""
+    import gc
+
+    src, out = tmp_path / "photos", tmp_path / "out"
+    for i in range(3):
+        make_jpeg(src / "Trip" / f"IMG_{i}.jpg", date=datetime(2021, 5, 6, 7, 8, i))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    build_site(src, out)
+    assert (out / "trip" / "img-1" / "index.html").is_file()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    try:
+        build_site(src, out, "--force")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert gc.get_freeze_count() == 0
+
+
 def test_shared_recipe_texts_never_name_a_photo_with_another_photos_recipe(tmp_path):
     """Photos alike share their outputs' looks and recipe texts, planned once (plan._plan_image): a photo
     must never get another's because the key they are shared by missed something its recipe reads. Every
