@@ -184,6 +184,19 @@ class RichReporter:
         self.progress.stop()
 
 
+def _ignored_line(names: list[str], verbosity: int, shown: int = 5) -> str:
+    """'ignored 2 files that are not photos or videos'; with -v their names (five, then how many more),
+    with -vv all of them."""
+    one = len(names) == 1
+    line = f"ignored {plural(len(names), 'file')} that {'is not a photo or video' if one else 'are not photos or videos'}"
+    if verbosity < 2:
+        return line
+    names = sorted(names, key=str.casefold)
+    listed = names if verbosity >= 3 or len(names) <= shown + 1 else names[:shown]
+    more = f" and {len(names) - len(listed)} more (-vv lists all)" if len(listed) < len(names) else ""
+    return f"{line}: {', '.join(listed)}{more}"
+
+
 def _reporter(verbosity: int):
     if verbosity > 0 and sys.stdout.isatty():
         return RichReporter(verbosity)
@@ -371,8 +384,7 @@ def _print_report(report, verbosity: int) -> None:
     for skipped in report.skipped:
         _say(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
     if report.ignored and verbosity >= 1:
-        what = "a photo or video" if report.ignored == 1 else "photos or videos"
-        _say(f"ignored {plural(report.ignored, 'file')} that {'is' if report.ignored == 1 else 'are'} not {what}")
+        _say(_ignored_line(report.ignored, verbosity))
     if verbosity >= 1 and report.unchanged:
         _say("nothing changed since the last build")
     if verbosity >= 1:
