@@ -500,7 +500,7 @@ def watch(source, output, config_path, each_root, base_url, dest, jobs) -> None:
         else:
             loaded, src, out = _locations(source, output, config_path, "watch")
             if src.exists():
-                from .build import check_paths
+                from .paths import check_paths
 
                 check_paths(src, out)
             galleries = OneGallery(Site("", src.resolve(), out.resolve(), loaded.path))
@@ -773,9 +773,9 @@ def links(source, output, config_path, rotate, each_root, base_url) -> None:
 
 def _links_of(loaded, src: Path, out: Path, rotate: str | None) -> None:
     """The private albums of one gallery and their links (albumen links)."""
-    from .build import cache_location, check_home, check_paths
     from .cache import BuildCache
     from .config import album_path
+    from .paths import cache_location, check_home, check_paths
     from .render.env import absolute_url
     from .scan import scan_source
     from .scan.arrange import is_published
