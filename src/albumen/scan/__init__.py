@@ -423,7 +423,7 @@ def _scan_folder(
             if lower.endswith(".vtt"):
                 captions.append(entry.name)
             else:
-                gallery.ignored += 1
+                gallery.ignored.append(prefix + entry.name)
             continue
         if lower.endswith(".vtt"):  # (a caption file is not media: not expected)
             captions.append(entry.name)
@@ -472,7 +472,7 @@ def _scan_folder(
         gallery.media[src_uri] = media
     if sidecars or captions:
         unused = set(sidecars) - used_sidecars
-        gallery.ignored += len(unused) + len(set(captions) - used_captions)
+        gallery.ignored += [prefix + name for name in sorted(unused | (set(captions) - used_captions))]
         if unused:
             _warn_unused_sidecars(unused, used_sidecars,
                                   [e.name for e, r in records if r.kind in ("image", "video", *kinds)], prefix, gallery)
