@@ -249,3 +249,25 @@ def test_theme_environment_translates_through_one_call():
     assert getattr(gettext, "jinja_pass_arg", None) is not None  # the eval context only: no context copied
     page = env.from_string('{{ _("Photos") }} {{ ngettext("%(num)s photo", "%(num)s photos", 1) }}').render()
     assert page == f"{CATALOGUES['fr']['Photos']} 1 photo"
+
+
+def test_url_filter_links_each_page_from_its_own_folder():
+    """The url filter keeps the links of the page being rendered: pages one after another, in the same
+    folder or not, each get their own folder's links (and the 404 page its rooted ones)."""
+    from types import SimpleNamespace
+
+    env = make_environment(theme_dirs(None), "en", "index.html", "https://example.org/gal/")
+    template = env.from_string("{% for t in targets %}{{ t | url }} {{ t | url }}|{% endfor %}")
+    targets = ["", "a/", "a/b/", "a/b/x.jpg", "_albumen/albumen.css?v=1", "a/b/#lb-first", "Été/"]
+    pages = [("a/b", "media"), ("a/b", "media"), ("a", "album"), ("", "album"), ("a/b", "404"), ("a/b", "media"),
+             ("x/y/z", "stream"), ("", "404")]
+    for folder, kind in pages:
+        page = SimpleNamespace(dir=folder, kind=kind)
+        got = template.render(page=page, targets=targets)
+        if kind == "404":
+            links = [rooted_url("/gal/", t, "index.html") for t in targets]
+        else:
+            links = [old_relative_url(folder, t, "index.html") for t in targets]
+        assert got == "".join(f"{link} {link}|" for link in links).replace("&", "&amp;"), (folder, kind)
+    with pytest.raises(Exception, match="startswith"):  # not a string: the error it always was
+        template.render(page=SimpleNamespace(dir="a", kind="media"), targets=[["a"]])

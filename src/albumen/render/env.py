@@ -188,12 +188,28 @@ def make_environment(
 
     root = site_path(base_url)
 
+    # the links of the page being rendered, kept while it is: a photo's page names its neighbours, its
+    # album and its largest image two or three times each (a third of its ~27 links). One tuple holds
+    # them with the folder and kind they are for, replaced whole when the page changes.
+    current: list[tuple[str, str, dict[str, str]]] = [("", "", {})]
+
     @pass_context
     def url(ctx, target: str) -> str:
         page = ctx["page"]
-        if page.kind == "404":  # served at whatever address was missing: links from the site's root
-            return rooted_url(root, target, links)
-        return relative_url(page.dir, target, links)
+        folder, kind = page.dir, page.kind
+        kept = current[0]
+        if kept[0] != folder or kept[1] != kind:
+            kept = current[0] = (folder, kind, {})
+        done = kept[2]
+        if type(target) is str and target in done:
+            return done[target]
+        if kind == "404":  # served at whatever address was missing: links from the site's root
+            link = rooted_url(root, target, links)
+        else:
+            link = relative_url(folder, target, links)
+        if type(target) is str and len(done) < 256:
+            done[target] = link
+        return link
 
     env.filters["url"] = url
     env.filters["absolute"] = lambda target: absolute_url(base_url, target, links)
