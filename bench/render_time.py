@@ -59,12 +59,29 @@ def child(out: str, cache: str, library: str, config: str, profile: str | None) 
 
     def timed_stage(*args, **kwargs):
         t, c = time.perf_counter(), time.process_time()
+        gc_before = dict(collecting)
         try:
             return render_pages(*args, **kwargs)
         finally:
             stage["wall_s"] = time.perf_counter() - t
             stage["cpu_s"] = time.process_time() - c
+            stage["gc_s"] = collecting["s"] - gc_before["s"]  # the cyclic garbage collector's part
+            stage["gc_runs"] = collecting["n"] - gc_before["n"]
+            stage["gc_full_runs"] = collecting["gen2"] - gc_before["gen2"]
 
+    import gc
+
+    collecting = {"s": 0.0, "n": 0, "gen2": 0, "since": 0.0}
+
+    def gc_timer(phase, info):
+        if phase == "start":
+            collecting["since"] = clock()
+        else:
+            collecting["s"] += clock() - collecting["since"]
+            collecting["n"] += 1
+            collecting["gen2"] += info["generation"] == 2
+
+    gc.callbacks.append(gc_timer)
     SiteRenderer.render = timed_render
     albumen.build.render_pages = timed_stage
     os.environ["ALBUMEN_CACHE_DIR"] = cache
@@ -155,6 +172,7 @@ def main(argv: list[str] | None = None) -> None:
                   f" ({media.get('cpu_median_ms', 0):.3f} CPU, {media.get('count', 0)} pages),"
                   f" album page {album.get('median_ms', 0):.3f} ({album.get('cpu_median_ms', 0):.3f} CPU, {album.get('count', 0)});"
                   f" render stage {result['stage'].get('wall_s', 0):.2f} s wall, {result['stage'].get('cpu_s', 0):.2f} s CPU"
+                  f" (GC {result['stage'].get('gc_s', 0):.2f} s, {result['stage'].get('gc_full_runs', 0)} full runs)"
                   f"  load {row['load_before']} -> {row['load_after']}", flush=True)
             if args.profile:
                 break
