@@ -159,6 +159,21 @@ def run_cli_bounded(*args: str, timeout: float = 120, memory: int = 3 << 30) -> 
     return Result(done.returncode, done.stdout, done.stderr, done.stdout + done.stderr)
 
 
+def is_text(data: bytes) -> bool:
+    """Whether a file reads as UTF-8 text (a page, a feed, JSON); compressed images and ciphertext do not."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def may_hold(word: bytes, data: bytes) -> bool:
+    """Whether a leak scan looks for `word` in `data`: a word under 6 bytes only in text, since any 3
+    random bytes of a compressed image or of ciphertext are b'qqq' once in 16 MiB."""
+    return len(word) >= 6 or is_text(data)
+
+
 def build_site(src: Path, out: Path, *extra: str, cwd: Path | None = None, expect: int = 0) -> Result:
     result = run_cli("build", str(src), "-o", str(out), "-j", "1", *extra, cwd=cwd)
     assert result.exit_code == expect, result.output

@@ -95,7 +95,7 @@ def test_zero_config_build_is_complete_and_has_no_broken_links(small_tree, tmp_p
     result = build_site(small_tree, site)
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith("built 4 albums, 6 photos, 0 videos, 0 skipped in ")
-    assert "ignored 2 files that are not photos or videos" in result.stdout
+    assert "ignored 2 files that are not photos or videos\n" in result.stdout  # counted; -v names them
     walk = crawl(site)
     assert walk.broken == []
     # every source photo is reachable: its page and its images
@@ -922,6 +922,28 @@ def test_no_srcset_lists_two_files_of_one_width(tmp_path):
             assert all(w.endswith("w") and w[:-1].isdigit() for w in widths), tag["srcset"]
             checked += 1
     assert checked > 5
+
+
+def test_verbose_names_the_ignored_files(small_tree, tmp_path):
+    """-v says which files were ignored (five, then how many more); -vv all; a rebuild with nothing to
+    do says the same."""
+    for i in range(7):
+        (small_tree / "Home" / f"scan-{i}.pdf").write_bytes(b"%PDF-1.4 not a photo")
+    site = tmp_path / "site"
+    first = build_site(small_tree, site, "-v")
+    line = next(ln for ln in first.stdout.splitlines() if ln.startswith("ignored "))
+    assert line == ("ignored 9 files that are not photos or videos: Empty/Deeper/readme.txt, Home/scan-0.pdf, "
+                    "Home/scan-1.pdf, Home/scan-2.pdf, Home/scan-3.pdf and 4 more (-vv lists all)")
+    again = build_site(small_tree, site, "-vv")
+    assert "nothing changed since the last build" in again.stdout
+    line = next(ln for ln in again.stdout.splitlines() if ln.startswith("ignored "))
+    assert line.endswith(": Empty/Deeper/readme.txt, Home/scan-0.pdf, Home/scan-1.pdf, Home/scan-2.pdf, "
+                         "Home/scan-3.pdf, Home/scan-4.pdf, Home/scan-5.pdf, Home/scan-6.pdf, Trip/notes.txt")
+    (small_tree / "Home" / "scan-6.pdf").unlink()
+    one = build_site(small_tree, site, "-v")
+    assert "ignored 8 files that are not photos or videos: " in one.stdout and "scan-6" not in one.stdout
+    quiet = build_site(small_tree, site)
+    assert "ignored 8 files that are not photos or videos\n" in quiet.stdout and "scan-0" not in quiet.stdout
 
 
 def test_a_sidecar_meant_for_a_photo_but_not_used_is_named(tmp_path):

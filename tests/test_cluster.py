@@ -277,7 +277,7 @@ def test_a_photo_that_kills_its_workers_is_skipped_and_named(cluster, tmp_path):
     done = albumen("build", str(src), "-o", str(site), "--scheduler", cluster.address)
     assert done.returncode == 0, done.stderr
     assert "skipped: poison.jpg: the worker crashed (4 Dask workers died running it" in done.stderr, done.stderr
-    assert "3 photos" in done.stdout and "1 skipped" in done.stdout
+    assert "3 photos" in done.stdout and "1 skipped" in done.stdout, done.stdout + done.stderr
     assert {p.parent.name for p in site.rglob("*.jpg")} == {"a", "b", "c"}
     assert check_images(site) == 3 * 2 and crawl(site).broken == []
     cluster.wait_for(2)  # the nannies started new workers

@@ -296,6 +296,61 @@ def test_photos_come_first_on_album_and_photo_pages(sites, browser, width, heigh
         assert c_left >= right and c_top < bottom, got  # the words beside it
 
 
+LONG_DESCRIPTION = (
+    "We drove down the coast in the first week of May, stopping wherever the road met the sea. "
+    "The mornings were grey and still, the afternoons bright enough to bleach the rocks white.\n\n"
+    "Most of these were taken with the small camera, handheld, at the end of long walks; the harbour "
+    "series at dusk from the breakwater, waiting for the boats to come in with their lights on.\n\n"
+    "Thanks to Ana and Luís for the rooms above the bakery, and for the map with the good beaches on it. "
+    "Prints of any of these are yours for the asking: write to me.\n"
+)
+
+
+def test_a_long_album_description_leaves_the_photos_on_a_phones_first_screen(tmp_path, browser):
+    """On a phone a long description is cut to a few lines with "Read more" (a checkbox and its label:
+    no script needed, the keyboard works), so that the grid starts on the first screen; on a wider
+    screen it is whole and nothing is offered."""
+    from conftest import make_jpeg
+
+    src, site = tmp_path / "photos", tmp_path / "site"
+    for i in range(6):
+        make_jpeg(src / "Coast" / f"p{i}.jpg", size=(900, 600), color=(30 * i, 90, 140), date=f"2024:05:0{i + 1} 10:00:00")
+    (src / "Coast" / "index.md").write_text("Title: The coast road\n\n" + LONG_DESCRIPTION)
+    make_jpeg(src / "Short" / "a.jpg", size=(900, 600))
+    (src / "Short" / "index.md").write_text("Title: Short\n\nOne line about these.\n")
+    assert run_cli("build", str(src), "-o", str(site), "-j", "2").exit_code == 0
+    server, url = serve(site)
+    state = """() => { const d = document.querySelector('.album-header .description'), l = document.querySelector('.more-label');
+        return {cut: d.scrollHeight > d.clientHeight + 1, grid: document.querySelector('.grid').getBoundingClientRect().top,
+                label: l && l.offsetParent ? l.innerText.trim() : null}; }"""
+    try:
+        for width, height in ((320, 640), (390, 844)):
+            context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=True, has_touch=True)
+            pg = context.new_page()
+            pg.goto(url + "coast/")
+            got = pg.evaluate(state)
+            assert got["cut"] and got["label"] == "Read more" and got["grid"] < height - 100, (width, got)
+            pg.click(".more-label")
+            got = pg.evaluate(state)
+            assert not got["cut"] and got["label"] == "Show less", (width, got)
+            pg.focus("#description-more")
+            pg.keyboard.press("Space")  # and back, from the keyboard
+            assert pg.evaluate(state)["cut"]
+            pg.goto(url + "short/")
+            got = pg.evaluate(state)
+            assert not got["cut"] and got["label"] is None, got  # a short one is left alone
+            context.close()
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        pg = context.new_page()
+        pg.goto(url + "coast/")
+        got = pg.evaluate(state)
+        assert not got["cut"] and got["label"] is None, got
+        assert pg.evaluate("() => getComputedStyle(document.querySelector('#description-more')).display") == "none"
+        context.close()
+    finally:
+        server.shutdown()
+
+
 def test_the_viewer_shows_the_caption_on_demand_counts_and_jumps_from_its_strip(sites, browser):
     """The viewer's caption (title, the description's Markdown rendered) is shown by default and hidden
     with its Information button or the I key, the photo taking the room it leaves; the counter says

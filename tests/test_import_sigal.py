@@ -209,7 +209,7 @@ def test_sigal_template_with_every_setting_given(tmp_path):
     assert data["thumbnails"] == {"height": 210, "style": "square"}
     assert data["videos"] == {"formats": ["mp4", "webm"], "max_size": 480}
     lost = reported(result.output)
-    assert lost["plugin sigal.plugins.encrypt"].startswith("use private albums, or password albums when they land")
+    assert lost["plugin sigal.plugins.encrypt"].startswith("use password albums: [passwords] in albumen.toml")
     assert "'password'" not in toml.read_text(encoding="utf-8")  # the template's encrypt_options, not copied
     assert lost["plugin sigal.plugins.watermark"] == "enabled without a watermark image: Sigal added none"
     needless = reported(result.output, "not needed")
@@ -338,7 +338,7 @@ def test_a_photographers_config(tmp_path):
     assert "It is in the photo folder" not in flat  # (hidden there: not published)
     lost = reported(result.output)
     assert lost["plugin sigal.plugins.encrypt"] == (
-        "use private albums, or password albums when they land (its password is not copied)")
+        "use password albums: [passwords] in albumen.toml or 'password:' in an album's index.md, encrypted end to end (docs/PASSWORDS.md); Sigal's password is not copied: set it again")
     assert lost["plugin myplugins.exif_badge"] == "a plugin of your own: Albumen cannot run Sigal's plugins"
     assert lost["zip_gallery"] == "Albumen names each album's archive itself (Sigal: '{album.name}.zip')"
     assert lost["adjust_options (saturation)"] == "not a brightness, contrast, color or sharpness factor"

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image, UnidentifiedImageError
 
 from albumen.seal import format as fmt
-from conftest import build_site, make_jpeg, make_video, run_cli, soup, write_config
+from conftest import build_site, is_text, make_jpeg, make_video, run_cli, soup, write_config
 from sealing import open_unit, sealed_folders
 
 PASSWORD = "correct horse battery staple"
@@ -80,15 +80,6 @@ def units(site: Path) -> tuple:
             except fmt.SealError:
                 pass
     return opened[PASSWORD], opened[INNER]
-
-
-def is_text(data: bytes) -> bool:
-    """Whether a file reads as UTF-8 text (a page, a JSON file); ciphertext and compressed images do not."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def public_files(public: Path, album_slug: str) -> dict[str, bytes]:

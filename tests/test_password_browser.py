@@ -285,13 +285,10 @@ def test_a_network_error_is_not_a_wrong_password(sealed_site, context):
     assert "network error: HTTP 503" in status and "Wrong" not in status
 
 
-def test_over_plain_http_the_page_says_why_it_cannot_decrypt(sealed_site, context):
-    """Browsers offer Web Crypto to secure contexts only: http://127.0.0.1 is one, a named host over
-    plain HTTP is not (served here from the site's files)."""
-    base, _url, opened, _inner = sealed_site
-    site = base / "site"
+def from_disk(site: Path):
+    """A Playwright route handler that answers every request of a named host from the site's files."""
 
-    def from_disk(route):
+    def answer(route):
         path = site / route.request.url.split("://", 1)[1].split("/", 1)[1].split("?")[0].split("#")[0]
         if path.is_dir():
             path = path / "index.html"
@@ -300,8 +297,31 @@ def test_over_plain_http_the_page_says_why_it_cannot_decrypt(sealed_site, contex
         route.fulfill(status=200, body=path.read_bytes(),
                       content_type=mimetypes.guess_type(path.name)[0] or "application/octet-stream")
 
+    return answer
+
+
+def test_from_an_https_host_it_opens(sealed_site, context):
+    """A named host over HTTPS (GitHub Pages, a store behind a domain) is a secure context: the album
+    opens there as on 127.0.0.1, every image decrypted in the page (served here from the site's files)."""
+    base, _url, opened, _inner = sealed_site
     page = new_page(context)
-    page.route("http://photos.example.test/**", from_disk)
+    page.route("https://photos.example.test/**", from_disk(base / "site"))
+    page.goto(f"https://photos.example.test/p/{opened.folder.name}/")
+    assert page.evaluate("window.isSecureContext") and page.get_attribute("html", "data-sealed-state") == "locked"
+    unlock(page)
+    page.wait_for_selector("html[data-sealed-state=open]")
+    page.wait_for_function("[...document.querySelectorAll('.grid .tile img')].every(i => i.complete && i.naturalWidth > 0"
+                           " && i.src.startsWith('blob:'))")
+    assert page.locator(".grid .tile").count() == 5 and page.text_content(".album-header h1") == "The wedding"
+    assert not page.errors, page.errors
+
+
+def test_over_plain_http_the_page_says_why_it_cannot_decrypt(sealed_site, context):
+    """Browsers offer Web Crypto to secure contexts only: http://127.0.0.1 is one, a named host over
+    plain HTTP is not (served here from the site's files)."""
+    base, _url, opened, _inner = sealed_site
+    page = new_page(context)
+    page.route("http://photos.example.test/**", from_disk(base / "site"))
     page.goto(f"http://photos.example.test/p/{opened.folder.name}/")
     page.wait_for_selector("html[data-sealed-state=insecure]")
     assert "HTTPS" in page.text_content(".sealed-status")

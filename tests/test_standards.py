@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, crawl, hostile_gallery, run_cli, soup
+from conftest import REPO, crawl, hostile_gallery, make_jpeg, run_cli, soup
 
 VNU = REPO / "tests" / "npm" / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
 
@@ -24,6 +24,11 @@ def sites(tmp_path_factory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("standards")
     assert run_cli("demo", str(base / "demo")).exit_code == 0
     hostile_gallery(base / "hostile")
+    # a private album's pages and a password album's unlock page are checked too
+    make_jpeg(base / "hostile" / "Family" / "kids.jpg", size=(900, 600), date="2024:02:01 10:00:00")
+    (base / "hostile" / "Family" / "index.md").write_text("Title: Family\nprivate: true\n\nOnly ours.\n")
+    make_jpeg(base / "hostile" / "Vault" / "deed.jpg", size=(900, 600), date="2024:02:02 10:00:00")
+    (base / "hostile" / "Vault" / "index.md").write_text("Title: Vault\npassword: correct horse battery staple\n")
     (base / "albumen.toml").write_text('url = "https://photos.example.org/"\n[images]\nformats = ["jpeg", "webp"]\n')
     out = {}
     for name in ("demo", "hostile"):
@@ -65,6 +70,8 @@ def test_every_page_validates_with_the_nu_html_checker(sites):
     assert errors == []
     checked = sum(1 for s in sites.values() for _ in s.rglob("*.html"))
     assert checked > 40
+    private = [p.relative_to(sites["hostile"]).as_posix() for p in (sites["hostile"] / "p").rglob("index.html")]
+    assert len(private) >= 3, private  # the private album's page, its photo's, the password album's unlock page
 
 
 def test_the_open_viewer_is_valid_html_too(sites):

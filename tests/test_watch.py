@@ -84,6 +84,57 @@ def test_a_broken_config_in_one_gallery_is_reported_and_the_others_go_on(watchin
     assert "Alice again" in (out / "alice" / "index.html").read_text()
 
 
+def test_a_broken_sidecar_is_said_and_the_rebuild_goes_on(watching):
+    """A sidecar whose header cannot be read is a warning in the log; the photo beside it and the
+    rest of the gallery are rebuilt, and the watch goes on."""
+    root, out, log = watching
+    (root / "Bob" / "Trip" / "a.md").write_text("---\ntitle: [not closed\n---\nA caption.\n")
+    make_jpeg(root / "Bob" / "Trip" / "e.jpg", size=(320, 240), color=(1, 200, 2))
+    assert wait_for(lambda: (out / "bob" / "trip" / "e" / "index.html").is_file()), log
+    said = lambda: [line for line in log if line.startswith("bob:   warning: Trip/a.md: ") and "front matter" in line]  # noqa: E731
+    assert wait_for(lambda: said()), log
+    assert (out / "bob" / "trip" / "a" / "index.html").is_file() and crawl(out / "bob").broken == []
+    make_jpeg(root / "Bob" / "f.jpg", size=(320, 240), color=(200, 1, 2))
+    assert wait_for(lambda: (out / "bob" / "f" / "index.html").is_file()), log  # still watching
+    assert wait_for(lambda: sum(1 for line in log if line.startswith("bob: rebuilt in ")) >= 2), log
+    assert len(said()) == 1, log  # said once, not again at every rebuild while it stays
+
+
+def test_galleries_share_one_pool_and_are_rebuilt_in_the_order_their_changes_came(tmp_path, monkeypatch):
+    """One worker pool for every gallery (200 galleries are not 200 pools), one rebuild at a time, in
+    the order the changes arrived."""
+    import albumen.pool
+
+    pools = []
+    original = albumen.pool.WorkerPool.__init__
+
+    def counted(self, *args, **kwargs):
+        pools.append(self)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(albumen.pool.WorkerPool, "__init__", counted)
+    root, out = tmp_path / "root", tmp_path / "out"
+    three_galleries(root)
+    log: list[str] = []
+    options = WatchOptions(jobs=1, debounce_ms=200, settle_seconds=0.3, poll_seconds=0.5)
+    thread = threading.Thread(target=watch_galleries, daemon=True,
+                              args=(EachGallery(root.resolve(), out.resolve(), None), options, log.append))
+    thread.start()
+    try:
+        assert options.ready.wait(120), log
+        make_jpeg(root / "Club Night" / "g.jpg", size=(320, 240), color=(3, 3, 200))
+        time.sleep(1.0)  # after the debounce: another batch of changes
+        make_jpeg(root / "Alice" / "g.jpg", size=(320, 240), color=(200, 3, 3))
+        assert wait_for(lambda: sum(1 for line in log if " rebuilt in " in line) >= 2), log
+        rebuilt = [line.split(":")[0] for line in log if " rebuilt in " in line]
+        assert rebuilt[:2] == ["club-night", "alice"], log
+        assert len(pools) == 1, pools  # three galleries built, two rebuilt: one pool
+    finally:
+        options.stop.set()
+        thread.join(30)
+    assert log[-1] == "stopped"
+
+
 def test_gallery_folders_added_and_removed_while_watching(watching):
     root, out, log = watching
     make_jpeg(root / "Dora" / "x.jpg", size=(320, 240), color=(5, 5, 250))

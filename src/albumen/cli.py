@@ -184,6 +184,19 @@ class RichReporter:
         self.progress.stop()
 
 
+def _ignored_line(names: list[str], verbosity: int, shown: int = 5) -> str:
+    """'ignored 2 files that are not photos or videos'; with -v their names (five, then how many more),
+    with -vv all of them."""
+    one = len(names) == 1
+    line = f"ignored {plural(len(names), 'file')} that {'is not a photo or video' if one else 'are not photos or videos'}"
+    if verbosity < 2:
+        return line
+    names = sorted(names, key=str.casefold)
+    listed = names if verbosity >= 3 or len(names) <= shown + 1 else names[:shown]
+    more = f" and {len(names) - len(listed)} more (-vv lists all)" if len(listed) < len(names) else ""
+    return f"{line}: {', '.join(listed)}{more}"
+
+
 def _reporter(verbosity: int):
     if verbosity > 0 and sys.stdout.isatty():
         return RichReporter(verbosity)
@@ -371,8 +384,7 @@ def _print_report(report, verbosity: int) -> None:
     for skipped in report.skipped:
         _say(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
     if report.ignored and verbosity >= 1:
-        what = "a photo or video" if report.ignored == 1 else "photos or videos"
-        _say(f"ignored {plural(report.ignored, 'file')} that {'is' if report.ignored == 1 else 'are'} not {what}")
+        _say(_ignored_line(report.ignored, verbosity))
     if verbosity >= 1 and report.unchanged:
         _say("nothing changed since the last build")
     if verbosity >= 1:
@@ -488,7 +500,7 @@ def watch(source, output, config_path, each_root, base_url, dest, jobs) -> None:
         else:
             loaded, src, out = _locations(source, output, config_path, "watch")
             if src.exists():
-                from .build import check_paths
+                from .paths import check_paths
 
                 check_paths(src, out)
             galleries = OneGallery(Site("", src.resolve(), out.resolve(), loaded.path))
@@ -761,9 +773,9 @@ def links(source, output, config_path, rotate, each_root, base_url) -> None:
 
 def _links_of(loaded, src: Path, out: Path, rotate: str | None) -> None:
     """The private albums of one gallery and their links (albumen links)."""
-    from .build import cache_location, check_home, check_paths
     from .cache import BuildCache
     from .config import album_path
+    from .paths import cache_location, check_home, check_paths
     from .render.env import absolute_url
     from .scan import scan_source
     from .scan.arrange import is_published

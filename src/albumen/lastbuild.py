@@ -75,6 +75,8 @@ def restore_summary(text: str | None, report: BuildReport) -> bool:
         data = json.loads(text)
         report.albums, report.photos, report.videos = data["albums"], data["photos"], data["videos"]
         report.ignored = data["ignored"]
+        if not isinstance(report.ignored, list):  # an older build's count: build again, to name them
+            return False
         report.skipped = [Skipped(uri, reason) for uri, reason in data["skipped"]]
         report.warnings += data["warnings"]
         report.notes += data["notes"]

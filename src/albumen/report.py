@@ -41,7 +41,7 @@ class BuildReport:
     albums: int = 0
     photos: int = 0
     videos: int = 0
-    ignored: int = 0
+    ignored: list[str] = field(default_factory=list)  # files that are not photos or videos
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # worth saying once, not problems (--strict ignores them)

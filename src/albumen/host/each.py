@@ -75,8 +75,14 @@ class Registry:
         write_record(self.path, self.record)
 
 
-def report_build(result: SiteBuild, why: str | None, echo: Echo, error: Echo) -> None:
-    """One line per build for the log (journalctl reads it as it is), the skipped files after it."""
+WARNINGS_SHOWN = 20  # a build's new warnings in the log, then how many more
+
+
+def report_build(result: SiteBuild, why: str | None, echo: Echo, error: Echo, warned: set[str] | None = None) -> None:
+    """One line per build for the log (journalctl reads it as it is), the skipped files after it, then
+    its warnings (a sidecar it could not read, a link it did not follow): those not in `warned`, the
+    warnings of the gallery's last build, which is then made this build's (a watch says a warning
+    once, and again if it comes back after it was fixed)."""
     site = result.site
     if result.report is None:
         what = "rebuild" if why else "build"
@@ -86,6 +92,14 @@ def report_build(result: SiteBuild, why: str | None, echo: Echo, error: Echo) ->
     echo(site.label + rebuild_line(result.report, result.seconds, why))
     for skipped in result.report.skipped:
         error(f"{site.label}  skipped: {skipped.src_uri}: {skipped.reason}")
+    new = [w for w in dict.fromkeys(result.report.warnings) if warned is None or w not in warned]
+    for warning in new[:WARNINGS_SHOWN]:
+        error(f"{site.label}  warning: {_one_line(warning)}")
+    if len(new) > WARNINGS_SHOWN:
+        error(f"{site.label}  warning: … and {len(new) - WARNINGS_SHOWN} more (albumen build -vv lists them all)")
+    if warned is not None:
+        warned.clear()
+        warned.update(result.report.warnings)
 
 
 def _one_line(text: str) -> str:

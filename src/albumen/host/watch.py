@@ -81,6 +81,7 @@ class _State:
     waiting: bool = False  # said that its photo folder is missing or empty
     blocked: list[str | None] | None = None  # why it is to be built, while another process holds its output
     deployed: bool = False  # deployed once since the start
+    warned: set[str] = field(default_factory=set)  # the warnings of its last build, said once
 
 
 def _stamp(site: Site) -> tuple:
@@ -256,7 +257,7 @@ class Host:
         self.building = site
         result = build_one(site, self.pool, self.builder)
         self.building = None
-        report_build(result, why, self.echo, self.error)
+        report_build(result, why, self.echo, self.error, state.warned)
         if result.report is not None or result.theme is not None:  # (a config that failed names none)
             state.theme = result.theme
         if result.report is None:

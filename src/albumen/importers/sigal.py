@@ -113,7 +113,9 @@ PLUGINS: dict[str, PluginMap] = {
         (), core="part of Albumen: its build cache keeps every file's metadata between builds"
     ),
     "sigal.plugins.encrypt": PluginMap(
-        ("encrypt_options",), lost="use private albums, or password albums when they land (its password is not copied)",
+        ("encrypt_options",), lost=(
+            "use password albums: [passwords] in albumen.toml or 'password:' in an album's index.md, encrypted end to end (docs/PASSWORDS.md); Sigal's password is not copied: set it again"
+        ),
     ),
     "sigal.plugins.nonmedia_files": PluginMap(("nonmedia_files_options",), "documents", _same("extensions")),
 }

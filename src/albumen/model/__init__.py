@@ -160,7 +160,7 @@ class Gallery:
     albums: dict[str, Album] = field(default_factory=dict)
     media: dict[str, Media] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
-    ignored: int = 0  # files that are not media at all (.txt, .xmp, ...)
+    ignored: list[str] = field(default_factory=list)  # files that are not media at all (.txt, .xmp, ...)
     warnings: list[str] = field(default_factory=list)
     unsettled: int = 0  # files skipped for a reason the next build may not meet (not kept in the cache)
 

@@ -244,7 +244,11 @@ class DaskCluster:
         if status == "cancelled":  # the scheduler was lost, or the cluster closed under the build
             raise BuildError(f"lost the Dask scheduler at {self.address} during the build",
                              hint="build again once the cluster is up: what was made is kept")
+        # Any other status is 'error' or, when the worker holding a finished task's result died before
+        # it was fetched ("Couldn't gather 1 keys, rescheduling"), 'pending' again: wait for the end
         exc = future.exception()
+        if exc is None:  # it ran again: finished now, or cancelled
+            return self._outcome(future, seconds)
         if isinstance(exc, remote.WrongAlbumen):
             raise _wrong_albumen(exc.address, exc.worker, self.identity)
         if isinstance(exc, KilledWorker):

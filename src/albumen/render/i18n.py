@@ -23,6 +23,8 @@ CATALOGUES: dict[str, dict[str, str]] = {
         "Page %(n)s of %(total)s": "Page %(n)s sur %(total)s",
         "Pages": "Pages",
         "Back to the album": "Retour à l’album",
+        "Read more": "Lire la suite",
+        "Show less": "Réduire",
         "Album": "Album",
         "Download original": "Télécharger l’original",
         "Photo %(n)s of %(total)s": "Photo %(n)s sur %(total)s",

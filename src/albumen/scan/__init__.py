@@ -417,7 +417,7 @@ def _scan_folder(
         record = all_records.pop(prefix + entry.name)  # let go once made into media
         if record.kind is None:
             if not entry.name.lower().endswith(".vtt"):
-                gallery.ignored += 1
+                gallery.ignored.append(prefix + entry.name)
             continue
         records.append((entry, record))
     captions = sorted(e.name for e in listing.files if e.name.lower().endswith(".vtt"))
@@ -462,7 +462,7 @@ def _scan_folder(
         resolve_media(media, tz, file_dates)
         gallery.media[src_uri] = media
     unused = set(sidecars) - used_sidecars
-    gallery.ignored += len(unused) + len(set(captions) - used_captions)
+    gallery.ignored += [prefix + name for name in sorted(unused | (set(captions) - used_captions))]
     _warn_unused_sidecars(unused, used_sidecars, [e.name for e, r in records if r.kind in ("image", "video", *kinds)],
                           prefix, gallery)
 

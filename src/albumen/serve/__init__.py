@@ -87,7 +87,7 @@ def serve(
 
     The output folder is the server's while it runs: a build into it refuses, naming the server
     (see locks), and the server refuses to start while a build writes it."""
-    from ..build import check_paths
+    from ..paths import check_paths
 
     loaded: LoadedConfig = load_config(options.config_path)
     check_paths(options.source, options.output)  # usage errors stop here, before anything is served
