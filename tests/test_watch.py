@@ -231,7 +231,9 @@ def _session_processes(sid: int) -> list[int]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_sigterm_mid_rebuild_leaves_a_complete_site_and_no_worker(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_mid_rebuild_leaves_a_complete_site_and_no_worker(tmp_path, stop):
+    """systemd's SIGTERM and a terminal's Ctrl-C (SIGINT) alike: the rebuild stops, the site stays whole."""
     root, out = tmp_path / "root", tmp_path / "out"
     three_galleries(root)
     log = (tmp_path / "watch.log").open("w")
@@ -247,7 +249,7 @@ def test_sigterm_mid_rebuild_leaves_a_complete_site_and_no_worker(tmp_path):
         (tmp_path / "Big").rename(root / "Bob" / "Big")  # all at once: one rebuild
         assert wait_for(lambda: len(list((out / "bob").rglob("*.thumb.*.jpg"))) >= 5, timeout=120), text()
         assert proc.poll() is None and len(_session_processes(proc.pid)) > 1  # workers busy
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)
         assert proc.wait(timeout=60) == 0, text()
     finally:
         if proc.poll() is None:
