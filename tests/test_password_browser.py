@@ -268,6 +268,27 @@ def test_remember_opens_after_a_reload_until_forget(sealed_site, context):
     assert page.is_visible("#sealed-password")
 
 
+def test_a_password_sent_before_the_lock_file_came_is_not_lost(sealed_site, context):
+    """On a slow network the visitor may type the password and press Enter before sealed.json arrives:
+    the album opens once it does (the submit was dropped, and the page sat locked)."""
+    _base, url, opened, _inner = sealed_site
+    page = new_page(context)
+    held = []
+    page.route("**/sealed.json", lambda route: held.append(route))
+    page.goto(url + f"p/{opened.folder.name}/", wait_until="domcontentloaded")
+    for _ in range(100):  # the page has asked for it, and waits
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 1
+    unlock(page)
+    page.wait_for_timeout(300)
+    assert page.get_attribute("html", "data-sealed-state") != "open"
+    held[0].continue_()
+    page.wait_for_selector("html[data-sealed-state=open]")
+    assert page.locator(".grid .tile").count() == 5 and not page.errors, page.errors
+
+
 def test_a_network_error_is_not_a_wrong_password(sealed_site, context):
     _base, url, opened, _inner = sealed_site
     page = new_page(context)

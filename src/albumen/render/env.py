@@ -21,21 +21,80 @@ from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup
 
 from ..fsutil import make_private_dirs
-from .i18n import format_date, format_date_range, format_datetime, gettext_for
+from .i18n import format_date, format_date_range, format_datetime, template_gettext
 from .themes import DEFAULT_THEME, theme_dirs  # noqa: F401 - re-exported
 from .views import tile_id
 
 _SAFE = re.compile(r"^[A-Za-z0-9/._~-]*$")
 
 
+_EXTERNAL = ("http://", "https://", "data:", "mailto:")
+
+
 def relative_url(from_dir: str, target: str, links: str = "directory") -> str:
     """A site-root-relative target ('trip/', 'trip/img/x.jpg', '' for home) as a link from `from_dir`.
 
-    Pure string work (no os.path.relpath, which asks the file system for the current folder):
-    it runs for every link of every page.
+    Pure string work (no os.path.relpath, which asks the file system for the current folder): it
+    runs for every link of every page (~27 on a photo's page). The way up from a page's folder to
+    each of its ancestors is worked out once per folder (_ancestors); a link is then the way up to the
+    longest of them that starts the target, and the rest of the target. What that cannot say as
+    _relative_url_parts would (a target that is not a clean path: '/x', 'a//b'; a file named like the
+    next folder down: 'a/b' from 'a/b/c') goes to _relative_url_parts, the rule itself.
     """
-    if target.startswith(("http://", "https://", "data:", "mailto:")):
+    if target.startswith(_EXTERNAL):
         return target  # ('#x' is the home page's anchor x, like any target: site-root-relative)
+    ancestors = _ANCESTORS.get(from_dir) or _ancestors(from_dir)
+    path = target
+    if "#" in target or "?" in target:
+        path, hash_, fragment = target.partition("#")
+        path, qmark, query = path.partition("?")
+        tail = ("?" + quote(query, safe="=&") if qmark else "") + (hash_ + quote(fragment, safe="-_.") if hash_ else "")
+    else:
+        tail = ""
+    if not ancestors or path.startswith("/") or "//" in path:
+        return _relative_url_parts(from_dir, target, links)
+    for prefix, up, below in ancestors:  # (the last, the site's root '', starts every target)
+        if path.startswith(prefix):
+            rest = path[len(prefix):]
+            if rest == below:  # a file named as the folder below that ancestor: the rule shares the segment
+                return _relative_url_parts(from_dir, target, links)
+            rel = up + rest
+            break
+    if not path or path[-1] == "/":
+        if not rel:
+            rel = "./"
+        if links == "index.html":
+            rel = "index.html" if rel == "./" else rel + "index.html"
+    out = rel if _SAFE.match(rel) else quote(rel, safe="/._-~")
+    return out + tail if tail else out
+
+
+# a page's folder -> its ancestors, itself first: (that folder and '/', or '' for the site's root; the
+# way up to it from the page's folder, '../' per level; the name of the next folder down toward the
+# page, or None for the page's own). () for a folder that is not a clean path ('/x', 'a//b', 'a/').
+_ANCESTORS: dict[str, tuple[tuple[str, str, str | None], ...]] = {}
+
+
+def _ancestors(from_dir: str) -> tuple[tuple[str, str, str | None], ...]:
+    names = from_dir.split("/") if from_dir else []
+    if "" in names:
+        found: tuple[tuple[str, str, str | None], ...] = ()
+    else:
+        found = tuple(
+            ("/".join(names[:k]) + "/" if k else "", "../" * (len(names) - k), names[k] if k < len(names) else None)
+            for k in range(len(names), -1, -1)
+        )
+    if len(_ANCESTORS) >= 4096:  # pages are rendered folder after folder: the current few are what counts
+        _ANCESTORS.clear()
+    _ANCESTORS[from_dir] = found
+    return found
+
+
+def _relative_url_parts(from_dir: str, target: str, links: str = "directory") -> str:
+    """relative_url for any target, segment by segment: the rule relative_url's faster way follows
+    (tests/test_render_env.py holds them to the same answers)."""
+    if target.startswith(_EXTERNAL):
+        return target
     target, hash_, fragment = target.partition("#")
     target, qmark, query = target.partition("?")
     is_dir = target == "" or target.endswith("/")
@@ -119,18 +178,43 @@ def make_environment(
         extensions=["jinja2.ext.i18n"],
         auto_reload=False,  # one environment per build: no need to stat a template file on every page
         bytecode_cache=_bytecode_cache(compiled),
+        # every template kept in a plain dict (a theme has a few dozen): each include asks for its template
+        # again, and the default LRU cache takes a lock and reorders itself on every such lookup
+        cache_size=-1,
     )
-    gettext, ngettext = gettext_for(language)
-    env.install_gettext_callables(gettext, ngettext, newstyle=True)  # type: ignore[attr-defined]
+    # Jinja's i18n extension (new style) as one call each: its `_` looked `gettext` up in the page's
+    # context and called it through the context, which called the catalogue's function through the
+    # context again (and copied the context when called in a block that sets a variable). The same
+    # strings come out (see i18n.template_gettext); `_` is `gettext` itself, so a template variable
+    # named gettext no longer changes what `_` says. The extension stays for {% trans %} blocks.
+    gettext, ngettext = template_gettext(language)
+    env.newstyle_gettext = True  # type: ignore[attr-defined]
+    env.globals.update(_=gettext, gettext=gettext, ngettext=ngettext, pgettext=None, npgettext=None)
 
     root = site_path(base_url)
+
+    # the links of the page being rendered, kept while it is: a photo's page names its neighbours, its
+    # album and its largest image two or three times each (a third of its ~27 links). One tuple holds
+    # them with the folder and kind they are for, replaced whole when the page changes.
+    current: list[tuple[str, str, dict[str, str]]] = [("", "", {})]
 
     @pass_context
     def url(ctx, target: str) -> str:
         page = ctx["page"]
-        if page.kind == "404":  # served at whatever address was missing: links from the site's root
-            return rooted_url(root, target, links)
-        return relative_url(page.dir, target, links)
+        folder, kind = page.dir, page.kind
+        kept = current[0]
+        if kept[0] != folder or kept[1] != kind:
+            kept = current[0] = (folder, kind, {})
+        done = kept[2]
+        if type(target) is str and target in done:
+            return done[target]
+        if kind == "404":  # served at whatever address was missing: links from the site's root
+            link = rooted_url(root, target, links)
+        else:
+            link = relative_url(folder, target, links)
+        if type(target) is str and len(done) < 256:
+            done[target] = link
+        return link
 
     env.filters["url"] = url
     env.filters["absolute"] = lambda target: absolute_url(base_url, target, links)

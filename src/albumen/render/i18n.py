@@ -7,6 +7,9 @@ catalogue is a plain dict per language, English being the source text.
 from __future__ import annotations
 
 from datetime import datetime
+from functools import lru_cache
+
+from markupsafe import Markup
 
 CATALOGUES: dict[str, dict[str, str]] = {
     "fr": {
@@ -77,6 +80,7 @@ MONTHS = {
 }
 
 
+@lru_cache(maxsize=16)
 def gettext_for(language: str):
     catalogue = CATALOGUES.get(language, {})
 
@@ -89,6 +93,43 @@ def gettext_for(language: str):
         else:
             chosen = singular if n == 1 else plural
         return catalogue.get(chosen, chosen)
+
+    return gettext, ngettext
+
+
+def template_gettext(language: str):
+    """gettext and ngettext as templates call them, each in one function: what Jinja's i18n extension
+    makes of gettext_for's (new style: the translation is a Markup where the template escapes, and
+    always %-formatted with the call's keywords, ngettext's `num` being the count unless given).
+
+    A string without keywords comes out the same every time: it is kept (the first 1,024 such)."""
+    from jinja2 import pass_eval_context  # (Jinja is imported with the renderer: see render.writer)
+
+    catalogue = CATALOGUES.get(language, {})
+    plural_when_one = language == "fr"  # French: 0 and 1 are singular
+    plain: dict[str, str] = {}
+    escaped: dict[str, str] = {}
+
+    @pass_eval_context
+    def gettext(eval_ctx, string: str, /, **variables) -> str:
+        if variables or type(string) is not str:
+            rv = catalogue.get(string, string)
+            return (Markup(rv) if eval_ctx.autoescape else rv) % variables
+        kept = escaped if eval_ctx.autoescape else plain
+        rv = kept.get(string)
+        if rv is None:
+            rv = catalogue.get(string, string)
+            rv = (Markup(rv) if eval_ctx.autoescape else rv) % variables
+            if len(kept) < 1024:
+                kept[string] = rv
+        return rv
+
+    @pass_eval_context
+    def ngettext(eval_ctx, singular: str, plural: str, num: int, /, **variables) -> str:
+        variables.setdefault("num", num)
+        chosen = singular if (num <= 1 if plural_when_one else num == 1) else plural
+        rv = catalogue.get(chosen, chosen)
+        return (Markup(rv) if eval_ctx.autoescape else rv) % variables
 
     return gettext, ngettext
 

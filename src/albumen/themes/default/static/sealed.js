@@ -170,7 +170,10 @@
   }
   form.addEventListener("submit", async function (event) {
     event.preventDefault();
-    if (!lock) { start(); return; }
+    // typed and sent before the lock file came (a slow network): wait for it, or ask again if it failed
+    if (!lock) await starting;
+    if (!lock) { starting = start(); await starting; }
+    if (!lock || key) return;
     var button = form.querySelector("button");
     var started = performance.now();
     window.sealedTimes = { submit: started };
@@ -503,5 +506,5 @@
     };
   })();
 
-  start();
+  var starting = start();
 })();
