@@ -823,6 +823,79 @@ def test_derivative_names_are_pinned():
     ]
 
 
+def test_a_build_leaves_the_garbage_collector_as_it_found_it(tmp_path):
+    """The scan and the plan pause Python's cyclic collector and freeze what they make (build's
+    _collector_paused): a process that builds again and again (serve, watch) gets it back running with
+    nothing frozen, so that one build's gallery can be collected; a collector its caller turned off stays off."""
+    import gc
+
+    src, out = tmp_path / "photos", tmp_path / "out"
+    for i in range(3):
+        make_jpeg(src / "Trip" / f"IMG_{i}.jpg", date=datetime(2021, 5, 6, 7, 8, i))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    build_site(src, out)
+    assert (out / "trip" / "img-1" / "index.html").is_file()
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    gc.disable()
+    try:
+        build_site(src, out, "--force")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert gc.get_freeze_count() == 0
+
+
+def test_shared_recipe_texts_never_name_a_photo_with_another_photos_recipe(tmp_path):
+    """Photos alike share their outputs' looks and recipe texts, planned once (plan._plan_image): a photo
+    must never get another's because the key they are shared by missed something its recipe reads. Every
+    photo below has the same content, so only its recipe tells its outputs' names apart. Each is planned
+    right after a neighbour that differs from it in one thing only: it gets exactly the names it gets
+    planned alone, and names of its own where its recipe differs (the neighbour's where it does not)."""
+    from dataclasses import replace
+
+    from albumen.config import load_config
+    from albumen.model import GPS, EmbeddedMetadata, Media, MediaInfo
+    from albumen.process.plan import _plan_image
+    from albumen.process.specs import FilterCall
+
+    conf = write_config(tmp_path, '[images]\nformats = ["jpeg", "webp"]\noriginals = "copy"\n')
+    base = Media(src_uri="Trip/IMG_1.jpg", album_uri="Trip", name="IMG_1.jpg", size=1, mtime_ns=1,
+                 content_hash="0123456789abcdef0123456789abcdef",
+                 info=MediaInfo("image", "jpeg", 4000, 3000), embedded=EmbeddedMetadata())
+    png = replace(base, info=replace(base.info, format="png"))
+    gif = replace(base, info=replace(base.info, format="gif"))
+    sepia = (FilterCall("sepia", "x:sepia", ("display",), recipe="sepia@1"),)
+    plain = (base, (), False)
+    cases = {  # label -> (neighbour, (media, filters, cover), same names as the neighbour's)
+        "orientation": (plain, (replace(base, info=replace(base.info, orientation=6)), (), False), False),
+        "size": (plain, (replace(base, info=replace(base.info, width=3000, height=2000)), (), False), False),
+        "format": (plain, (png, (), False), False),
+        "colour": (plain, (replace(base, info=replace(base.info, colour="p3")), (), False), False),
+        "frames": ((gif, (), False), (replace(gif, info=replace(gif.info, frames=3)), (), False), False),
+        "artist": (plain, (replace(base, embedded=EmbeddedMetadata(artist="Ann")), (), False), False),
+        "copyright": (plain, (replace(base, embedded=EmbeddedMetadata(copyright="(c) Ann")), (), False), False),
+        "place": ((png, (), False), (replace(png, embedded=EmbeddedMetadata(gps=GPS(48.85, 2.35))), (), False), False),
+        "filters": (plain, (base, sepia, False), False),
+        "cover": (plain, (base, (), True), False),
+        # what no recipe reads: another name, file, size, time, title or keywords
+        "twin": (plain, (replace(base, src_uri="Trip/IMG_2.jpg", name="IMG_2.jpg", size=9, mtime_ns=9,
+                                 embedded=EmbeddedMetadata(title="Another", keywords=("k",))), (), False), True),
+    }
+
+    def names(media, filters, cover, config):
+        media_plan = _plan_image(media, "trip/img-1", config, filters, cover)
+        return [uri.rpartition("/")[2].split(".", 1)[1] for uri in media_plan.output_uris()]
+
+    shared = load_config(conf).config
+    for label, (neighbour, photo, alike) in cases.items():
+        for first, then in ((neighbour, photo), (photo, neighbour)):  # either one planned first
+            names(*first, shared)
+            together = names(*then, shared)
+            alone = names(*then, load_config(conf).config)  # (a new config: nothing shared with the plans above)
+            assert together == alone, label
+            assert (together == names(*first, load_config(conf).config)) is alike, label
+
+
 @pytest.mark.parametrize("bad", ["2024-02-30", "2024-13-01", "2024-01-01 25:00:00", "0000-01-01", "not a date"])
 def test_a_bad_sidecar_date_is_a_warning_naming_the_file_not_a_crash(tmp_path, bad):
     src, out = tmp_path / "src", tmp_path / "out"

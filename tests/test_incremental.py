@@ -596,6 +596,36 @@ def test_file_records_are_found_folder_by_folder(tmp_path):
     cache.close()
 
 
+def test_an_output_is_found_by_its_name_in_another_folder_with_or_without_the_index(tmp_path):
+    """cache.output_named (a derivative moved with its album): the first names are each looked for in a
+    pass over the manifest, the others in an index of every name; both find what its file name is."""
+    import albumen.cache
+    from albumen.cache import BuildCache
+
+    names = ["x.thumb.0123456789.jpg", "x_1.thumb.0123456789.jpg", "ä.640w.aaaaaaaaaa.jpg", "top.jpg", "%_.jpg"]
+    outputs = ["a/x/x.thumb.0123456789.jpg", "b/x_1/x_1.thumb.0123456789.jpg", "c/ä/ä.640w.aaaaaaaaaa.jpg",
+               "top.jpg", "d/%_.jpg", "d/e%_.jpg", "d/px.thumb.0123456789.jpg"]
+    asked = [(name, other) for name in [*names, "none.jpg", "x.jpg", "thumb.0123456789.jpg", "_.jpg"]
+             for other in ("", *outputs)]
+    cache = BuildCache(tmp_path / "c")
+    cache.add_outputs(outputs)
+    cache.stamp_outputs([("a/x/x.thumb.0123456789.jpg", 10, 20)])
+
+    def expected(name, other):
+        found = [o for o in outputs if o.rpartition("/")[2] == name and o != other]
+        return found[0] if found else None
+
+    seen = []
+    for name, other in asked:  # past albumen.cache._NAMES_SCANNED: the index answers the rest
+        found = cache.output_named(name, other)
+        seen.append((found[0] if found else None) == expected(name, other))
+        if found and found[0] == "a/x/x.thumb.0123456789.jpg":
+            assert found[1:] == (10, 20)
+    assert all(seen) and len(asked) > 2 * albumen.cache._NAMES_SCANNED
+    assert cache._names_ready  # (both ways were asked)
+    cache.close()
+
+
 def test_folders_without_a_page_are_found_by_the_cache(tmp_path):
     from albumen.cache import BuildCache
 

@@ -18,9 +18,12 @@ in place.
 from __future__ import annotations
 
 import fnmatch
+import gc
 import os
 import shutil
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,6 +117,7 @@ def build(
             cache = BuildCache(cache_dir)
             report.warnings.extend(cache.warnings)
             workers = pool if pool is not None else WorkerPool(options.jobs)
+            frozen = gc.get_freeze_count()  # (objects someone else froze stay frozen)
             try:
                 _run(loaded, options, reporter, cache, workers, report, theme, ffmpeg, cluster)
             except BaseException:
@@ -126,6 +130,8 @@ def build(
                 remove_all_temp_files(output)
                 raise
             finally:
+                if not frozen:
+                    gc.unfreeze()  # what the scan and the plan made can be collected again (a serving process)
                 if pool is None:
                     workers.close()
                 if cluster is not None:
@@ -140,6 +146,24 @@ def build(
         raise
     report.seconds = time.perf_counter() - started
     return report
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the scan and the plan make the gallery and its plan
+    (~10 objects a photo, no cycles, all kept until the build ends), then told to leave what they made
+    alone (gc.freeze) until the build ends (see build): it walked every one of them again at each full
+    collection, ~7% of the build process's CPU in a one-photo rebuild of 20,000 photos."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+    if paused:
+        gc.freeze()  # (never walked by the collector again; still freed when no longer used)
 
 
 def _make_folders(folder: Path) -> list[Path]:
@@ -191,17 +215,19 @@ def _run(
         remove_all_temp_files(output)  # the last build was interrupted
     cache.set_meta("building", "1")
     cache.set_meta("fingerprint", None)
-    gallery = scan_source(
-        str(source), config, cache, reporter, pool, walked=(listings, walk_report), config_path=config_path,
-        private=private, plugins=plugins,
-    )
+    with _collector_paused():
+        gallery = scan_source(
+            str(source), config, cache, reporter, pool, walked=(listings, walk_report), config_path=config_path,
+            private=private, plugins=plugins,
+        )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
     links = private_links(gallery, config, report)
     units = load_units(gallery, config, links, report.warnings)  # password albums' keys (see seal)
     if units and cluster is not None:
         report.notes.append("password albums' keys travel with their jobs to the Dask workers, which encrypt their "
                             "files: use a scheduler you trust, over TLS")
-    plan = plan_site(gallery, config, str(output), str(source), links, _video_encoder(gallery, ffmpeg), plugins, units)
+    with _collector_paused():
+        plan = plan_site(gallery, config, str(output), str(source), links, _video_encoder(gallery, ffmpeg), plugins, units)
     leftovers, reported = public_leftovers(
         output, cache, ((uri, public_dir(uri, config.pages.slugs)) for uri in marked_private(gallery))
     )

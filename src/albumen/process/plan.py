@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from hashlib import sha256
 from types import MappingProxyType
 from typing import Any
 
@@ -59,7 +60,10 @@ ANIMATION_PIXELS = 4  # an animation's frames may hold this many times images.ma
 
 
 _LOOKS: dict = {}  # interned looks and tuples of them: a library has few distinct sizes and settings
-_STILL_RECIPES: dict = {}  # (width, height, format, looks) -> specs.still_recipes: photos of one size share it
+# (size, format, orientation, colour, frames, credits, place, cover, filters) -> (filters, looks, recipe texts):
+# photos alike share them (see _plan_image), within one plan and one config
+_RECIPES: dict = {}
+_RECIPES_OF: list = [None]  # the config _RECIPES were planned with
 DIGEST_LENGTH = 10  # of the content+recipe hash in a derivative's name (derivative_hash's default)
 SEALED_LENGTH = 24  # a password album's file names: keyed hashes (see albumen.seal.plan)
 # A copied original's extension, from its format as recognised by content (scan.sniff), never from its
@@ -108,18 +112,26 @@ class MediaPlan:
     def _spec(self, i: int) -> OutputSpec:
         return _spec_of(self.dest_dir, self._name(i), self.looks[i])
 
+    def _uris(self) -> list[str]:
+        """dest_uri of the thumbnails, each display image and the original, in that order."""
+        folder = self.dest_dir
+        if self.sealed:
+            return [f"{folder}/{self._name(i)}" for i in range(len(self.looks))]
+        stem, digests = f"{folder}/{folder.rpartition('/')[2]}.", self.digests  # (as _file_name names them)
+        return [f"{stem}{look.tag}.{digests[i * DIGEST_LENGTH:(i + 1) * DIGEST_LENGTH]}.{look.ext}"
+                for i, look in enumerate(self.looks)]
+
     def named(self) -> Iterator[tuple[str, Look]]:
         """(dest_uri, look) of the thumbnails, each display image and the original, in that order: what
         pages need, without making a spec of each (a build asks this of every photo)."""
-        for i, look in enumerate(self.looks):
-            yield f"{self.dest_dir}/{self._name(i)}", look
+        return zip(self._uris(), self.looks, strict=True)
 
     def output_uris(self) -> Iterator[str]:
         """dest_uri of every output (see outputs), without making their specs."""
-        for uri, _ in self.named():
-            yield uri
-        for spec in (*self.videos, *(spec for spec, _ in self.tracks)):
-            yield spec.dest_uri
+        uris = self._uris()
+        if self.videos or self.tracks:
+            uris += [spec.dest_uri for spec in (*self.videos, *(spec for spec, _ in self.tracks))]
+        return iter(uris)
 
     @property
     def thumb_uri(self) -> str:
@@ -213,6 +225,13 @@ def _stem(name: str) -> str:
     return stem if stem else name
 
 
+@lru_cache(maxsize=1 << 16)
+def _media_segment(name: str, mode: str) -> str:
+    """A media page's folder name as wanted, from its file's name (memoized: IMG_0001.jpg comes back in
+    every folder of a library)."""
+    return slugify(_stem(name)) if mode == "ascii" else safe_segment(_stem(name))
+
+
 def assign_dirs(
     gallery: Gallery,
     mode: str,
@@ -238,7 +257,7 @@ def assign_dirs(
         media_entries = [(gallery.media[m].name, m, "media") for m in album.media + album.documents]
         media_entries.sort(key=lambda e: natural_key(e[0]))
         for name, uri, kind in entries + media_entries:
-            wanted = make(name if kind == "album" else _stem(name))
+            wanted = make(name) if kind == "album" else _media_segment(name, mode)
             segment = wanted
             n = 1
             while segment.casefold() in taken or segment.casefold() in reserved:
@@ -251,7 +270,7 @@ def assign_dirs(
                     other = taken[wanted.casefold()]
                     warnings.append(f"{uri}: same URL name '{wanted}' as {other}; published as '{segment}'")
             taken[segment.casefold()] = uri
-            target = posixpath.join(base, segment) if base else segment
+            target = f"{base}/{segment}" if base else segment  # (posixpath.join: a segment holds no '/')
             if kind == "album":
                 album_dirs[uri] = target
             else:
@@ -331,7 +350,7 @@ def plan_site(
         video_encoder = encoder_identity(None)
     plan = SitePlan()
     _LOOKS.clear()  # shared within this plan; a long-lived process (serve) keeps none of the last one's
-    _STILL_RECIPES.clear()
+    _RECIPES.clear()
     reserved = {config.stream.path} if config.stream.enabled else set()
     plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
     filtering = plugins is not None and plugins.has("albumen_image_filters")
@@ -347,12 +366,12 @@ def plan_site(
             plan.media[uri] = _plan_kind(media, media_dirs[uri], config, *plan.makers[media.kind])
             continue
         filters = plugins.image_filters(media_facts(media, gallery)) if filtering else ()
-        if media.kind == "image":
+        info = media.info
+        if info.kind == "image":
             plan.media[uri] = _plan_image(media, media_dirs[uri], config, filters, uri in covers)
         else:
             plan.media[uri] = _plan_video(media, media_dirs[uri], config, video_encoder or "", filters)
-        info = media.info
-        too_big = media.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
+        too_big = info.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
         if too_big:
             plan.warnings.append(f"{uri}: {too_big}: published as a still image, its first frame")
     if units:  # password albums: their files under keyed names in their own folder, and sealed
@@ -569,17 +588,50 @@ def _credits(media: Media, config: Config) -> tuple[str | None, str | None]:
 def _plan_image(
     media: Media, dest_dir: str, config: Config, filters: tuple[FilterCall, ...] = (), cover: bool = False
 ) -> MediaPlan:
-    """cover: the photo is an album's cover: it gets card images too (see cover_geometry)."""
+    """cover: the photo is an album's cover: it gets card images too (see cover_geometry).
+
+    Photos alike (one size, format, orientation, colour profile, frame count, credits and place, the
+    same filters, cover or not) share their outputs' looks and recipe texts, planned once (see
+    _image_recipes): what is left for each photo is its folder and one hash of its content with each
+    recipe. Everything the recipes read of a photo is in the key, so a shared recipe is only ever
+    another photo's when it is exactly what this photo's own would be."""
     info = media.info
+    embedded = media.embedded
+    artist, copyright_ = _credits(media, config)
+    place = config.images.originals == "copy" and (embedded.gps is not None or embedded.names_place)
+    if _RECIPES_OF[0] is not config:  # (the config held: its id cannot be another config's)
+        _RECIPES.clear()
+        _RECIPES_OF[0] = config
+    key = (info.width, info.height, info.format, info.orientation, info.colour, info.frames, artist, copyright_,
+           place, cover, id(filters))
+    shared = _RECIPES.get(key)
+    if shared is None or shared[0] is not filters:  # (the filters held too, for the same reason)
+        shared = _RECIPES[key] = (filters, *_image_recipes(info, config, (artist, copyright_), place, filters, cover))
+    prefix = f"{media.content_hash}:".encode()
+    # derivative_hash(content_hash, recipe) of each output, with the recipes' text encoded once
+    digests = "".join([sha256(prefix + text).hexdigest()[:DIGEST_LENGTH] for text in shared[2]])
+    return MediaPlan(media.src_uri, dest_dir, shared[1], digests, filters=filters)
+
+
+def _image_recipes(
+    info, config: Config, credits: tuple[str | None, ...], names_place: bool, filters: tuple[FilterCall, ...],
+    cover: bool,
+) -> tuple[tuple[Look, ...], tuple[bytes, ...]]:
+    """The looks of a photo's outputs and the recipe text of each (UTF-8), from what _plan_image's key holds."""
     images = config.images
     keep = images.keep_metadata
-    artist, copyright_ = _credits(media, config)
-    credits = (artist, copyright_)
     if not all(c is None or c.isascii() for c in credits):
         credits += ("utf-8",)  # written as UTF-8 since: such images made before (a '?' for each letter) are made again
     job_text = repr((info.orientation, info.colour, keep, *credits))
     animated = info.frames > 1 and not animation_too_big(info.frames, info.width, info.height, config)
-    look = _looker(media)
+    own_ext = ORIGINAL_EXTENSIONS.get(info.format or "")
+
+    def look(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False) -> Look:
+        ext = own_ext if fmt == "copy" else EXTENSIONS[fmt]
+        if ext is None:  # not reached: only the formats above are images (see scan.sniff)
+            raise ValueError(f"no published extension for a {info.format!r} original")
+        made = Look(role, tag, ext, w, h, fmt, quality, crop, anim)
+        return _LOOKS.setdefault(made, made)
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
     looks = [look("thumb", "thumb", tw, th, fmt, quality, crop) for fmt, quality in _thumb_formats(config)]
@@ -601,26 +653,19 @@ def _plan_image(
     if images.originals == "copy":
         # a JPEG loses its location losslessly (see worker.strip_jpeg_location); another format
         # that names a place is published as a JPEG without it
-        names_place = media.embedded.gps is not None or media.embedded.names_place
         filtered = any("original" in f.roles for f in filters)  # a filter needs the pixels: not a copy
         if filtered or (names_place and not keep and info.format not in ("jpeg", "mpo")):
             looks.append(look("original", "original", info.width, info.height, "jpeg", 95))
         else:
             looks.append(look("original", "original", info.width, info.height, "copy", 0))
-    looks = _LOOKS.setdefault(tuple(looks), tuple(looks))
+    shared = _LOOKS.setdefault(tuple(looks), tuple(looks))
     # a still's recipe says how its pixels are made: in a whole build or alone, the same bytes
-    key = (info.width, info.height, info.format, looks)
-    recipes = _STILL_RECIPES.get(key)
-    if recipes is None:
-        recipes = _STILL_RECIPES[key] = still_recipes(*key)
-    return MediaPlan.of(media.src_uri, dest_dir, [
-        (lk, derivative_hash(
-            media.content_hash,
-            recipe_text(lk, job_text + recipe + filter_recipe(filters, filter_role(lk.role)), images.progressive),
-            DIGEST_LENGTH,
-        ))
-        for lk, recipe in zip(looks, recipes, strict=True)
-    ], filters=filters)
+    recipes = still_recipes(info.width, info.height, info.format, shared)
+    texts = tuple(
+        recipe_text(lk, job_text + recipe + filter_recipe(filters, filter_role(lk.role)), images.progressive).encode()
+        for lk, recipe in zip(shared, recipes, strict=True)
+    )
+    return shared, texts
 
 
 def _plan_kind(media: Media, dest_dir: str, config: Config, maker: FilterCall, ext: str) -> MediaPlan:

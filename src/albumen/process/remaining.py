@@ -45,13 +45,19 @@ def remaining_jobs(
     touched: list[tuple[str, int, int]] = []
     root = str(output)
 
+    exists = os.path.exists
+
     def unfinished(uri: str) -> bool:
         media_plan = plan.media[uri]
-        if forced(uri) or placeholder_key(media_plan.thumb_uri) not in known:
+        uris = media_plan.output_uris()
+        thumb = next(uris)  # (the JPEG thumbnail comes first: see MediaPlan.thumb_uri)
+        if forced(uri) or placeholder_key(thumb) not in known:
             return True
         if leads_out(_abs(root, media_plan.dest_dir)):
             return True
-        return any(dest in damaged or not os.path.exists(_abs(root, dest)) for dest in media_plan.output_uris())
+        if damaged and any(dest in damaged for dest in media_plan.output_uris()):
+            return True
+        return not exists(_abs(root, thumb)) or not all(exists(_abs(root, dest)) for dest in uris)
 
     todo = [
         job for job in (

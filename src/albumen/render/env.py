@@ -140,7 +140,12 @@ def absolute_url(base: str, target: str, links: str = "directory") -> str:
         return ""
     if links == "index.html" and (target == "" or target.endswith("/")):
         target += "index.html"
+    if _PLAIN_URL(target):  # nothing to quote (a sitemap asks this of every page)
+        return base + target
     return base + quote(target, safe="/._-~")
+
+
+_PLAIN_URL = re.compile(r"[A-Za-z0-9/._~-]*").fullmatch  # what quote(target, safe="/._-~") leaves as it is
 
 
 def _bytecode_cache(folder: Path | None) -> FileSystemBytecodeCache | None:

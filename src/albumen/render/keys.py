@@ -59,8 +59,8 @@ def media_key(own: str, prev_url: str = "", next_url: str = "") -> str:
 
 
 def digest(*parts: str) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:32]
+    """The SHA-256 of the parts, each followed by a NUL byte (UTF-8, surrogates passed), in 32 hex digits:
+    one string encoded and hashed at once (a stream page's key has one part per photo it shows)."""
+    if not parts:
+        return hashlib.sha256().hexdigest()[:32]
+    return hashlib.sha256(("\0".join(parts) + "\0").encode("utf-8", "surrogatepass")).hexdigest()[:32]

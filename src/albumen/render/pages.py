@@ -6,6 +6,7 @@ import hashlib
 import html
 import os
 import posixpath
+import re
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -43,6 +44,8 @@ from .views import (
 )
 
 DEFAULT_PLACEHOLDER = Placeholder(colour="#888888", data_uri="")
+
+_MARKUP = re.compile(r"[&<>\"']").search  # what html.escape changes (a quoted URL has none of it)
 
 
 @dataclass(frozen=True)
@@ -619,7 +622,7 @@ class SiteRenderer:
 
         def urlset(chunk) -> str:
             rows = "".join(
-                f"<url><loc>{html.escape(u)}</loc>" + (f"<lastmod>{m}</lastmod>" if m else "") + "</url>\n"
+                f"<url><loc>{html.escape(u) if _MARKUP(u) else u}</loc>" + (f"<lastmod>{m}</lastmod>" if m else "") + "</url>\n"
                 for u, m in chunk
             )
             return ('<?xml version="1.0" encoding="UTF-8"?>\n'

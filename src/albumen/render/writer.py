@@ -58,12 +58,17 @@ class PageWriter:
         output as the last build left it (there, not changed since, not behind a link leading out)."""
         if self.forced(album_uri):
             return False
-        root = self.report.output
+        root, damaged, written = str(self.report.output), self.damaged, self.sink.has
         for dest_uri in dest_uris:
-            if dest_uri in self.damaged or self.sink.has(dest_uri):
+            if (damaged and dest_uri in damaged) or written(dest_uri):
                 return False
-            path = f"{root}/{dest_uri}" if os.sep == "/" else os.path.join(root, *dest_uri.split("/"))
-            if not os.path.exists(path) or self.leads_out(os.path.dirname(path)):
+            if os.sep == "/":
+                folder = f"{root}/{dest_uri.rpartition('/')[0]}" if "/" in dest_uri else root
+                path = f"{root}/{dest_uri}"
+            else:
+                path = os.path.join(root, *dest_uri.split("/"))
+                folder = os.path.dirname(path)
+            if not os.path.exists(path) or self.leads_out(folder):
                 return False
         return True
 

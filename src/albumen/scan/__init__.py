@@ -43,6 +43,9 @@ __all__ = [
 VIDEO_READER = 2
 LIVE_PHOTO_EXTS = {".mov", ".mp4"}
 LIVE_PHOTO_STILLS = {".heic", ".heif", ".hif", ".jpg", ".jpeg"}
+# what follows the last dot of a name that may be a companion's (RAW_EXTS or LIVE_PHOTO_EXTS): a name
+# whose last dot is followed by none of these has neither extension (see _pair_companions)
+_COMPANION_EXTS = frozenset(ext[1:] for ext in (*RAW_EXTS, *LIVE_PHOTO_EXTS))
 
 
 @dataclass(slots=True)
@@ -408,23 +411,28 @@ def _scan_folder(
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
     sidecars: dict[str, FileEntry] = {}
     records: list[tuple[FileEntry, FileRecord]] = []
+    captions: list[str] = []
     for entry in listing.files:
-        if entry.name.lower() == "index.md":
-            continue  # the album's (_read_album)
-        if entry.name.lower().endswith(".md"):
-            sidecars[entry.name] = entry
+        lower = entry.name.lower()
+        if lower.endswith(".md"):
+            if lower != "index.md":  # (the album's: _read_album)
+                sidecars[entry.name] = entry
             continue
         record = all_records.pop(prefix + entry.name)  # let go once made into media
         if record.kind is None:
-            if not entry.name.lower().endswith(".vtt"):
+            if lower.endswith(".vtt"):
+                captions.append(entry.name)
+            else:
                 gallery.ignored.append(prefix + entry.name)
             continue
+        if lower.endswith(".vtt"):  # (a caption file is not media: not expected)
+            captions.append(entry.name)
         records.append((entry, record))
-    captions = sorted(e.name for e in listing.files if e.name.lower().endswith(".vtt"))
+    captions.sort()
     used_captions: set[str] = set()
 
     paired = _pair_companions(records)
-    companions = {name for names in paired.values() for name in names}
+    companions = {name for names in paired.values() for name in names} if paired else ()
     used_sidecars: set[str] = set()
     for entry, record in records:
         src_uri = prefix + entry.name
@@ -435,7 +443,8 @@ def _scan_folder(
             continue
         for note in record.notes:
             gallery.warnings.append(f"{src_uri}: {note}")
-        sidecar_entry = _sidecar_for(entry.name, sidecars)
+        # a folder without sidecars (most of a library) is not searched for each photo's
+        sidecar_entry = _sidecar_for(entry.name, sidecars) if sidecars else None
         sidecar = None
         if sidecar_entry is not None:
             used_sidecars.add(sidecar_entry.name)
@@ -456,15 +465,17 @@ def _scan_folder(
             info=record.info,  # type: ignore[arg-type]
             embedded=record.embedded or EmbeddedMetadata(),
             sidecar=sidecar,
-            paired=tuple(prefix + n for n in paired.get(entry.name, ())),
+            paired=tuple(prefix + n for n in paired[entry.name]) if entry.name in paired else (),
             tracks=_tracks_for(entry.name, captions, prefix, used_captions) if record.kind == "video" else (),
         )
         resolve_media(media, tz, file_dates)
         gallery.media[src_uri] = media
-    unused = set(sidecars) - used_sidecars
-    gallery.ignored += [prefix + name for name in sorted(unused | (set(captions) - used_captions))]
-    _warn_unused_sidecars(unused, used_sidecars, [e.name for e, r in records if r.kind in ("image", "video", *kinds)],
-                          prefix, gallery)
+    if sidecars or captions:
+        unused = set(sidecars) - used_sidecars
+        gallery.ignored += [prefix + name for name in sorted(unused | (set(captions) - used_captions))]
+        if unused:
+            _warn_unused_sidecars(unused, used_sidecars,
+                                  [e.name for e, r in records if r.kind in ("image", "video", *kinds)], prefix, gallery)
 
 
 def _warn_unused_sidecars(unused: set[str], used: set[str], media: list[str], prefix: str, gallery: Gallery) -> None:
@@ -505,6 +516,9 @@ def _tracks_for(name: str, captions: list[str], prefix: str, used: set[str]) -> 
 
 def _pair_companions(records: list[tuple[FileEntry, FileRecord]]) -> dict[str, list[str]]:
     """RAW files and Live Photo movies beside a still of the same stem belong to it: still name -> names."""
+    # a folder with neither RAW files nor movies (most of a library) has none: its names are not split
+    if not any(entry.name.rpartition(".")[2].lower() in _COMPANION_EXTS for entry, _ in records):
+        return {}
     stills: dict[str, str] = {}
     for entry, record in records:
         stem, ext = os.path.splitext(entry.name)
@@ -568,8 +582,14 @@ def resolve_media(media: Media, tz: tzinfo, file_dates: bool = False) -> None:
     A file's modification time says when it was copied or edited, not when the photo was taken (a
     photo of 2005 copied today would read 'today' and lead the stream): a media with no date of its
     own is undated (date None), unless file_dates (the setting) asks for the file's time."""
-    meta = media.sidecar.meta if media.sidecar else {}
     emb = media.embedded
+    if media.sidecar is None:  # (most photos: what the file says, without asking an empty header each thing)
+        media.title, media.alt, media.tags, media.author, media.location = emb.title, emb.alt, emb.keywords, emb.artist, None
+        if emb.description:
+            media.description_html = text_to_html(emb.description)
+        _resolve_date(media, tz, file_dates, None)
+        return
+    meta = media.sidecar.meta
     media.title = meta_text(meta, "title") or emb.title
     if media.sidecar and media.sidecar.body_html:
         media.description_html = media.sidecar.body_html
@@ -581,7 +601,12 @@ def resolve_media(media: Media, tz: tzinfo, file_dates: bool = False) -> None:
     media.tags = meta_list(meta, "tags") or meta_list(meta, "keywords") or emb.keywords
     media.author = meta_text(meta, "author") or emb.artist
     media.location = meta_text(meta, "location")
-    date: datetime | None = parse_date_value(meta.get("date")) if meta.get("date") is not None else None
+    _resolve_date(media, tz, file_dates, parse_date_value(meta.get("date")) if meta.get("date") is not None else None)
+
+
+def _resolve_date(media: Media, tz: tzinfo, file_dates: bool, date: datetime | None) -> None:
+    """date: the sidecar's (None: it says none)."""
+    emb = media.embedded
     source = "sidecar"
     if date is None and emb.date is not None:
         date, source = emb.date, emb.date_source or "exif"
