@@ -519,14 +519,15 @@ def _video_job(
     )
 
 
-def _looker(media: Media):
-    """Makes a derivative's look (shared by all derivatives that look alike, see _LOOKS)."""
-    own_ext = ORIGINAL_EXTENSIONS.get(media.info.format or "")
+def _looker(source_format: str | None):
+    """Makes a derivative's look (shared by all derivatives that look alike, see _LOOKS); a copied
+    original takes the extension of the source's format."""
+    own_ext = ORIGINAL_EXTENSIONS.get(source_format or "")
 
     def look(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False) -> Look:
         ext = own_ext if fmt == "copy" else EXTENSIONS[fmt]
         if ext is None:  # not reached: only the formats above are images (see scan.sniff)
-            raise ValueError(f"no published extension for a {media.info.format!r} original")
+            raise ValueError(f"no published extension for a {source_format!r} original")
         made = Look(role, tag, ext, w, h, fmt, quality, crop, anim)
         return _LOOKS.setdefault(made, made)
 
@@ -535,7 +536,7 @@ def _looker(media: Media):
 
 def _namer(media: Media, job_text: str, progressive: bool):
     """Makes a derivative's (look, hash): it is named slug.TAG.HASH.EXT, the hash covering content and recipe."""
-    look = _looker(media)
+    look = _looker(media.info.format)
 
     def named(*args, **kwargs) -> tuple[Look, str]:
         made = look(*args, **kwargs)
@@ -624,14 +625,7 @@ def _image_recipes(
         credits += ("utf-8",)  # written as UTF-8 since: such images made before (a '?' for each letter) are made again
     job_text = repr((info.orientation, info.colour, keep, *credits))
     animated = info.frames > 1 and not animation_too_big(info.frames, info.width, info.height, config)
-    own_ext = ORIGINAL_EXTENSIONS.get(info.format or "")
-
-    def look(role: str, tag: str, w: int, h: int, fmt: str, quality: int = 0, crop=None, anim=False) -> Look:
-        ext = own_ext if fmt == "copy" else EXTENSIONS[fmt]
-        if ext is None:  # not reached: only the formats above are images (see scan.sniff)
-            raise ValueError(f"no published extension for a {info.format!r} original")
-        made = Look(role, tag, ext, w, h, fmt, quality, crop, anim)
-        return _LOOKS.setdefault(made, made)
+    look = _looker(info.format)
 
     tw, th, crop = thumb_geometry(info.width, info.height, config.thumbnails.height, config.thumbnails.style)
     looks = [look("thumb", "thumb", tw, th, fmt, quality, crop) for fmt, quality in _thumb_formats(config)]

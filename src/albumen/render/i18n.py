@@ -105,30 +105,25 @@ def template_gettext(language: str):
     A string without keywords comes out the same every time: it is kept (the first 1,024 such)."""
     from jinja2 import pass_eval_context  # (Jinja is imported with the renderer: see render.writer)
 
-    catalogue = CATALOGUES.get(language, {})
-    plural_when_one = language == "fr"  # French: 0 and 1 are singular
+    translate, translate_n = gettext_for(language)  # the catalogue and the plural rule
     plain: dict[str, str] = {}
     escaped: dict[str, str] = {}
 
     @pass_eval_context
     def gettext(eval_ctx, string: str, /, **variables) -> str:
-        if variables or type(string) is not str:
-            rv = catalogue.get(string, string)
-            return (Markup(rv) if eval_ctx.autoescape else rv) % variables
-        kept = escaped if eval_ctx.autoescape else plain
-        rv = kept.get(string)
-        if rv is None:
-            rv = catalogue.get(string, string)
-            rv = (Markup(rv) if eval_ctx.autoescape else rv) % variables
-            if len(kept) < 1024:
-                kept[string] = rv
+        kept = None if variables or type(string) is not str else escaped if eval_ctx.autoescape else plain
+        if kept is not None and string in kept:
+            return kept[string]
+        rv = translate(string)
+        rv = (Markup(rv) if eval_ctx.autoescape else rv) % variables
+        if kept is not None and len(kept) < 1024:
+            kept[string] = rv
         return rv
 
     @pass_eval_context
     def ngettext(eval_ctx, singular: str, plural: str, num: int, /, **variables) -> str:
         variables.setdefault("num", num)
-        chosen = singular if (num <= 1 if plural_when_one else num == 1) else plural
-        rv = catalogue.get(chosen, chosen)
+        rv = translate_n(singular, plural, num)
         return (Markup(rv) if eval_ctx.autoescape else rv) % variables
 
     return gettext, ngettext

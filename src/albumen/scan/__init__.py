@@ -583,30 +583,23 @@ def resolve_media(media: Media, tz: tzinfo, file_dates: bool = False) -> None:
     photo of 2005 copied today would read 'today' and lead the stream): a media with no date of its
     own is undated (date None), unless file_dates (the setting) asks for the file's time."""
     emb = media.embedded
-    if media.sidecar is None:  # (most photos: what the file says, without asking an empty header each thing)
-        media.title, media.alt, media.tags, media.author, media.location = emb.title, emb.alt, emb.keywords, emb.artist, None
-        if emb.description:
-            media.description_html = text_to_html(emb.description)
-        _resolve_date(media, tz, file_dates, None)
-        return
-    meta = media.sidecar.meta
-    media.title = meta_text(meta, "title") or emb.title
-    if media.sidecar and media.sidecar.body_html:
-        media.description_html = media.sidecar.body_html
-    elif meta_text(meta, "description"):
-        media.description_html = text_to_html(meta_text(meta, "description") or "")
-    elif emb.description:
-        media.description_html = text_to_html(emb.description)
-    media.alt = meta_text(meta, "alt") or emb.alt
-    media.tags = meta_list(meta, "tags") or meta_list(meta, "keywords") or emb.keywords
-    media.author = meta_text(meta, "author") or emb.artist
-    media.location = meta_text(meta, "location")
-    _resolve_date(media, tz, file_dates, parse_date_value(meta.get("date")) if meta.get("date") is not None else None)
-
-
-def _resolve_date(media: Media, tz: tzinfo, file_dates: bool, date: datetime | None) -> None:
-    """date: the sidecar's (None: it says none)."""
-    emb = media.embedded
+    # what the file says, then what a sidecar says over it (most photos have none)
+    media.title, media.alt, media.tags, media.author, media.location = emb.title, emb.alt, emb.keywords, emb.artist, None
+    description, date = emb.description, None
+    if media.sidecar is not None:
+        meta = media.sidecar.meta
+        media.title = meta_text(meta, "title") or media.title
+        media.alt = meta_text(meta, "alt") or media.alt
+        media.tags = meta_list(meta, "tags") or meta_list(meta, "keywords") or media.tags
+        media.author = meta_text(meta, "author") or media.author
+        media.location = meta_text(meta, "location")
+        if media.sidecar.body_html:
+            media.description_html, description = media.sidecar.body_html, None
+        else:
+            description = meta_text(meta, "description") or description
+        date = parse_date_value(meta.get("date")) if meta.get("date") is not None else None
+    if description:
+        media.description_html = text_to_html(description)
     source = "sidecar"
     if date is None and emb.date is not None:
         date, source = emb.date, emb.date_source or "exif"
