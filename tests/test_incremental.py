@@ -596,6 +596,43 @@ def test_file_records_are_found_folder_by_folder(tmp_path):
     cache.close()
 
 
+def test_unchanged_folders_are_taken_from_their_snapshots(gallery, tmp_path, monkeypatch, isolated_cache):
+    """A folder whose listing is unchanged since the last build is made from its snapshot (scan.snapshots):
+    none of its files' records is looked up; one whose listing changed is scanned. A snapshot that cannot
+    be read is a folder scanned again, to the same site."""
+    import sqlite3
+
+    from albumen.cache import BuildCache
+
+    make_jpeg(gallery / "B" / "Deeper" / "d1.jpg", size=(300, 200), date="2024:06:01 10:00:00")
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    asked: list[str] = []
+    real = BuildCache.get_file
+    monkeypatch.setattr(BuildCache, "get_file", lambda self, uri, *more: asked.append(uri) or real(self, uri, *more))
+
+    (gallery / "A" / "p2.md").write_text("Title: The second one\n")
+    build_site(gallery, site)
+    assert sorted(asked) == ["A/p1.jpg", "A/p2.jpg", "A/p3.jpg", "A/p4.jpg"]  # B and B/Deeper: none
+    assert "The second one" in (site / "a" / "p2" / "index.html").read_text()
+    made = tree_digest(site)
+
+    [db_file] = isolated_cache.rglob("cache.sqlite")
+    db = sqlite3.connect(db_file)
+    assert {row[0] for row in db.execute("SELECT folder FROM folders")} == {"", "A", "B", "B/Deeper"}
+    db.execute("UPDATE folders SET snapshot = x'00ff' WHERE folder = 'B'")  # damaged
+    db.commit()
+    db.close()
+    asked.clear()
+    (gallery / "A" / "p2.md").write_text("Title: The second one\n\nSaid again.\n")
+    build_site(gallery, site)
+    assert sorted(asked) == ["A/p1.jpg", "A/p2.jpg", "A/p3.jpg", "A/p4.jpg", "B/p1.jpg", "B/p2.jpg", "B/p3.jpg",
+                             "B/p4.jpg"]
+    changed_pages = {k for k, v in tree_digest(site).items() if made.get(k) != v}
+    assert "a/p2/index.html" in changed_pages
+    assert [page for page in changed_pages if not page.startswith(("a/", "stream/"))] == []  # B: the same album
+
+
 def test_an_output_is_found_by_its_name_in_another_folder_with_or_without_the_index(tmp_path):
     """cache.output_named (a derivative moved with its album): the first names are each looked for in a
     pass over the manifest, the others in an index of every name; both find what its file name is."""

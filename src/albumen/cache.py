@@ -96,6 +96,7 @@ class BuildCache(ScanCache):
             CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
             CREATE TABLE IF NOT EXISTS albums (album_uri TEXT PRIMARY KEY, key TEXT, pages TEXT);
             CREATE TABLE IF NOT EXISTS media_views (uri TEXT PRIMARY KEY, digest TEXT);
+            CREATE TABLE IF NOT EXISTS folders (folder TEXT PRIMARY KEY, key TEXT, snapshot BLOB);
             CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
             CREATE TEMP TABLE IF NOT EXISTS claims (dest_uri TEXT PRIMARY KEY, template TEXT);
             """
@@ -110,7 +111,7 @@ class BuildCache(ScanCache):
                 self.warnings.append("build cache format changed; starting a new one")
             with db:
                 db.execute("BEGIN")
-                for table in ("files", "placeholders", "pages", "albums", "media_views"):
+                for table in ("files", "placeholders", "pages", "albums", "media_views", "folders"):
                     db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
                 db.execute("DELETE FROM meta WHERE key = 'fingerprint'")  # so this build is a real one
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
@@ -174,6 +175,16 @@ class BuildCache(ScanCache):
         gone = [uri for (uri,) in self.db.execute("SELECT src_uri FROM files") if uri not in seen]
         if gone:
             self._transaction("DELETE FROM files WHERE src_uri = ?", [(u,) for u in gone])
+
+    def get_folder(self, folder: str, key: str) -> bytes | None:
+        row = self.db.execute("SELECT snapshot FROM folders WHERE folder = ? AND key = ?", (folder, key)).fetchone()
+        return row[0] if row else None
+
+    def put_folders(self, rows: list[tuple[str, str, bytes]], keep: set[str]) -> None:
+        gone = [(folder,) for (folder,) in self.db.execute("SELECT folder FROM folders") if folder not in keep]
+        self._transaction("INSERT OR REPLACE INTO folders VALUES (?, ?, ?)", rows)
+        if gone:
+            self._transaction("DELETE FROM folders WHERE folder = ?", gone)
 
     def flush(self) -> None:
         if self._pending_files:

@@ -24,6 +24,7 @@ from ..fsutil import open_regular
 from ..model import Album, EmbeddedMetadata, Gallery, Media, MediaInfo, Sidecar, Skipped
 from ..pool import TaskFailed, WorkerPool
 from ..report import QuietReporter, Reporter, some
+from . import snapshots
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
 from .kinds import KindReader, claiming, expected_recipe, read_kind
@@ -76,6 +77,14 @@ class ScanCache:
         return None
 
     def forget_missing(self, seen: set[str]) -> None:
+        return None
+
+    def get_folder(self, folder: str, key: str) -> bytes | None:
+        """A folder's snapshot (see scan.snapshots) under this key, or None."""
+        return None
+
+    def put_folders(self, rows: list[tuple[str, str, bytes]], keep: set[str]) -> None:
+        """Store these (folder, key, snapshot) and drop those of folders not in keep."""
         return None
 
 
@@ -185,11 +194,27 @@ def scan_source(
     listings = drop_private_links(listings, albums, report, gallery.warnings)
 
     readers = plugins.kind_readers() if plugins else ()
+    # folders unchanged since the last build: taken from their snapshots (see scan.snapshots)
+    settings = None if readers else snapshots.scan_key(config.timezone, config.file_dates, VIDEO_READER)
+    keys: dict[str, str] = {}
+    kept: dict[str, snapshots.FolderScan] = {}
+    if settings is not None:
+        for listing in listings:
+            key = keys[listing.src_uri] = snapshots.listing_key(listing, settings)
+            blob = cache.get_folder(listing.src_uri, key)
+            found = snapshots.load(blob) if blob is not None else None
+            if found is not None:
+                kept[listing.src_uri] = found
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []
     shared: dict = {}
+    seen: set[str] = set()  # the files of folders taken from snapshots: their records stay
+    unsettled: set[str] = set()  # folders with a file to read again next time: no snapshot
     for listing in listings:
         prefix = f"{listing.src_uri}/" if listing.src_uri else ""
+        if listing.src_uri in kept:
+            seen.update(prefix + e.name for e in listing.files if not e.name.lower().endswith(".md"))
+            continue
         for entry in listing.files:
             if entry.name.lower().endswith(".md"):
                 continue
@@ -214,13 +239,28 @@ def scan_source(
                 cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
             else:  # a failure the next build may not meet: the file is read again then
                 gallery.unsettled += 1
+                unsettled.add(src_uri.rpartition("/")[0])
             reporter.advance(src_uri)
     cache.flush()
-    cache.forget_missing(set(records))
+    cache.forget_missing(seen.union(records))
+    del seen
 
     kinds = {reader.name for reader in readers}
+    made: list[tuple[str, str, bytes]] = []
     for listing in listings:
-        _scan_folder(listing, records, gallery, tz, config.file_dates, kinds)
+        found = kept.pop(listing.src_uri, None)
+        if found is None:
+            found = _scan_folder(listing, records, gallery, tz, config.file_dates, kinds)
+            if settings is not None and listing.src_uri not in unsettled:
+                made.append((listing.src_uri, keys[listing.src_uri], snapshots.dump(found)))
+        else:
+            gallery.media.update((m.src_uri, m) for m in found.media)
+        gallery.ignored += found.ignored
+        gallery.skipped += found.skipped
+        gallery.warnings += found.warnings
+    if settings is not None:
+        cache.put_folders(made, set(keys))
+    del made, keys
     if "" in albums:
         album = albums[""]
         album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
@@ -403,12 +443,14 @@ def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
 
 
 def _scan_folder(
-    listing: DirListing, all_records: dict[str, FileRecord], gallery: Gallery, tz: tzinfo, file_dates: bool = False,
+    listing: DirListing, all_records: dict[str, FileRecord], into: Gallery, tz: tzinfo, file_dates: bool = False,
     kinds: set[str] = frozenset(),
-) -> None:
+) -> snapshots.FolderScan:
     """The folder's photos and videos, with their sidecars, companions and captions, and the items of
-    plugins' media kinds (kinds)."""
+    plugins' media kinds (kinds); its media are added to the gallery `into`, and the folder's ignored
+    and skipped files and warnings returned with them."""
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
+    gallery = Gallery()  # this folder's findings (see scan.snapshots)
     sidecars: dict[str, FileEntry] = {}
     records: list[tuple[FileEntry, FileRecord]] = []
     captions: list[str] = []
@@ -469,13 +511,14 @@ def _scan_folder(
             tracks=_tracks_for(entry.name, captions, prefix, used_captions) if record.kind == "video" else (),
         )
         resolve_media(media, tz, file_dates)
-        gallery.media[src_uri] = media
+        gallery.media[src_uri] = into.media[src_uri] = media
     if sidecars or captions:
         unused = set(sidecars) - used_sidecars
         gallery.ignored += [prefix + name for name in sorted(unused | (set(captions) - used_captions))]
         if unused:
             _warn_unused_sidecars(unused, used_sidecars,
                                   [e.name for e, r in records if r.kind in ("image", "video", *kinds)], prefix, gallery)
+    return snapshots.FolderScan(list(gallery.media.values()), gallery.ignored, gallery.skipped, gallery.warnings)
 
 
 def _warn_unused_sidecars(unused: set[str], used: set[str], media: list[str], prefix: str, gallery: Gallery) -> None:
