@@ -633,6 +633,34 @@ def test_unchanged_folders_are_taken_from_their_snapshots(gallery, tmp_path, mon
     assert [page for page in changed_pages if not page.startswith(("a/", "stream/"))] == []  # B: the same album
 
 
+def test_placeholders_of_photos_gone_are_forgotten_once_they_add_up(tmp_path, monkeypatch, isolated_cache):
+    import sqlite3
+    from contextlib import closing
+
+    import albumen.build
+
+    gallery = tmp_path / "photos"
+    for album in ("A", "B"):
+        for i in range(1, 3):
+            make_jpeg(gallery / album / f"p{i}.jpg", size=(90, 60), color=(40 * i, 90 if album == "A" else 10, 160))
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    [db_file] = isolated_cache.rglob("cache.sqlite")
+
+    def placeholders() -> int:
+        with closing(sqlite3.connect(db_file)) as db:
+            return db.execute("SELECT count(*) FROM placeholders").fetchone()[0]
+
+    assert placeholders() == 4
+    (gallery / "A" / "p1.jpg").unlink()
+    build_site(gallery, site)
+    assert placeholders() == 4  # one spare: kept
+    monkeypatch.setattr(albumen.build, "PLACEHOLDERS_SPARE", 0)
+    (gallery / "A" / "p2.jpg").write_bytes((gallery / "A" / "p2.jpg").read_bytes())  # (a change: a real build)
+    build_site(gallery, site)
+    assert placeholders() == 3  # 4 > 3 * 1.1: the one of the photo gone is forgotten
+
+
 def test_an_output_is_found_by_its_name_in_another_folder_with_or_without_the_index(tmp_path):
     """cache.output_named (a derivative moved with its album): the first names are each looked for in a
     pass over the manifest, the others in an index of every name; both find what its file name is."""

@@ -56,6 +56,11 @@ from .write.stale import damaged_note, remove_all_temp_files, remove_stale_outpu
 
 __all__ = ["BuildOptions", "BuildReport", "Reporter", "build"]
 
+# Placeholders of photos no longer in the site stay in the cache until they are more than a tenth of
+# those in use and this many: forgetting them meant sending every thumbnail's name to SQLite in each
+# build (0.45 s of a one-photo rebuild of 100,000 photos), and a photo edited back finds its own again.
+PLACEHOLDERS_SPARE = 100
+
 
 @dataclass
 class BuildOptions:
@@ -300,7 +305,8 @@ def _run(
     stale = remove_stale_outputs(cache, output)
     report.stale_removed = stale.removed
     cache.forget_other_pages()
-    cache.keep_placeholders(placeholder_key(mp.thumb_uri) for mp in plan.media.values())
+    if cache.placeholder_count() > len(plan.media) * 1.1 + PLACEHOLDERS_SPARE:
+        cache.keep_placeholders(placeholder_key(mp.thumb_uri) for mp in plan.media.values())
     report.albums = sum(1 for a in gallery.albums.values() if is_published(a))
     report.photos = sum(1 for m in gallery.media.values() if m.kind == "image")
     report.videos = sum(1 for m in gallery.media.values() if m.kind == "video")

@@ -231,6 +231,9 @@ class BuildCache(ScanCache):
         if rows:
             self._transaction("INSERT OR REPLACE INTO placeholders VALUES (?, ?, ?)", rows)
 
+    def placeholder_count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM placeholders").fetchone()[0]
+
     def keep_placeholders(self, thumb_uris: Iterable[str]) -> None:
         """Forget every placeholder but these (worked out in SQLite: no set of every name in memory)."""
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS keep_thumbs (thumb_uri TEXT PRIMARY KEY)")
