@@ -398,27 +398,28 @@ class BuildCache(ScanCache):
         """Every folder of this build's outputs (as marked so far) that has no index.html, with the
         nearest folder above it that has one ('' for the top), in name order.
 
-        Worked out by SQLite: the folders of 100,000 photo pages as Python sets would be ~25 MB.
-        rtrim(uri, <uri without '/'>) strips the last path segment, leaving 'a/b/'."""
-        rows = self.db.execute(
-            """
-            WITH RECURSIVE folders(folder) AS (
-                SELECT rtrim(dest_uri, replace(dest_uri, '/', '')) FROM temp.current_outputs
-                UNION
-                SELECT rtrim(substr(folder, 1, length(folder) - 1), replace(folder, '/', ''))
-                FROM folders WHERE folder != ''
-            )
-            SELECT substr(folder, 1, length(folder) - 1) AS name FROM folders
-            WHERE folder != '' AND folder || 'index.html' NOT IN (SELECT dest_uri FROM temp.current_outputs)
-            ORDER BY name
-            """
-        ).fetchall()
+        Read in two passes over the outputs in name order: the folders that have a page, then every
+        folder (~20 MB of names at 100,000 photos, held for a moment). A recursive
+        query in SQLite (no set in Python at all) took 1.1 s at 100,000 photos, a seventh of a rebuild
+        after one change: its string functions cost more than the names."""
+        pages = {
+            uri[: -len("/index.html")]
+            for (uri,) in self.db.execute("SELECT dest_uri FROM temp.current_outputs WHERE dest_uri GLOB '*/index.html'")
+        }
+        seen: set[str] = set()
+        last = None
+        for (uri,) in self.db.execute("SELECT dest_uri FROM temp.current_outputs"):
+            folder = uri.rpartition("/")[0]
+            if folder == last:
+                continue
+            last = folder
+            while folder and folder not in seen:
+                seen.add(folder)
+                folder = folder.rpartition("/")[0]
         out = []
-        for (folder,) in rows:
+        for folder in sorted(seen - pages):
             target = folder.rpartition("/")[0]
-            while target and self.db.execute(
-                "SELECT 1 FROM temp.current_outputs WHERE dest_uri = ?", (f"{target}/index.html",)
-            ).fetchone() is None:
+            while target and target not in pages:
                 target = target.rpartition("/")[0]
             out.append((folder, target))
         return out
