@@ -170,8 +170,42 @@ def test_views_are_built_only_for_the_albums_a_change_reaches(tmp_path, isolated
     assert sorted(built) == ["", "City"]
     assert "city/city1/index.html" in rendered(result.stdout)
     built.clear()
-    next(site.glob("home/home1/index.html")).unlink()  # a page of a kept album deleted from the output
+    next(site.glob("home/home1/index.html")).unlink()  # a page of a settled album deleted from the output
     move(src)
     build_site(src, site, "-c", str(conf))
-    assert sorted(built) == ["", "City", "Home", "Trips", "Trips/Alps"]
+    # Home is settled: its files are not looked at by a build after a change, but by the next one with
+    # nothing changed, which looks at every file the last build wrote and puts back the page
+    assert sorted(built) == ["", "City", "Trips", "Trips/Alps"]
+    built.clear()
+    result = build_site(src, site, "-c", str(conf), "-v")
+    assert sorted(built) == ["Home"]
+    assert rendered(result.stdout) == {"home/home1/index.html"}
     assert (site / "home" / "home1" / "index.html").is_file()
+
+
+def test_a_photo_failing_in_a_rebuild_gives_the_clean_build_of_the_new_folder(tmp_path, isolated_cache, monkeypatch):
+    """A photo that fails while its images are made (cut off after its header) re-arranges the albums
+    after pages were listed: the albums settled before (listed from their records, their pages claimed
+    at once) are listed again, and the site is a clean build's, file for file."""
+    from albumen.render.writer import PageWriter
+
+    src = make_gallery(tmp_path / "photos")
+    conf = write_config(tmp_path, CONFIG)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    settled: list[set[str]] = []
+    real = PageWriter.forget_listed
+    monkeypatch.setattr(PageWriter, "forget_listed", lambda self: settled.append(set(self.renderer.settled)) or real(self))
+    whole = make_jpeg(tmp_path / "whole.jpg", size=(480, 360), date="2024:03:30 10:00:00").read_bytes()
+    (src / "Home" / "home0.jpg").write_bytes(whole[: len(whole) // 2])  # Home's only other photo: a second one
+    result = build_site(src, site, "-c", str(conf), "-v")
+    assert "Home/home0.jpg" in result.output
+    assert settled == [{"City", "Trips", "Trips/Alps", "Trips/Beach"}]  # listed again after the failure
+
+    clean = tmp_path / "clean" / "site"
+    clean_src = tmp_path / "clean" / "photos"
+    shutil.copytree(src, clean_src)
+    build_site(clean_src, clean, "-c", str(conf))
+    got, want = files(site), files(clean)
+    assert sorted(got) == sorted(want)
+    assert [name for name in want if got[name] != want[name]] == []

@@ -250,8 +250,14 @@ def _run(
     def jobs(unfinished):  # made one at a time, as asked for, and only for media with work left
         return plan_jobs(gallery, plan, config, str(output), str(source), ffmpeg, only=unfinished)
 
+    # the renderer, made now: albums whose pages were recorded with the derivatives they show now are
+    # settled, and their media's outputs are not looked for (a file deleted from the output since is put
+    # back by the next build with nothing changed, which looks at every file the last one wrote)
+    renderer = make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders)
+    settled = set() if damaged or options.force else {u for u in renderer.settled_albums() if not forced(u)}
     todo, report.derivatives_moved = remaining_jobs(
-        jobs, plan, cache, output, lambda uri: forced(gallery.media[uri].album_uri), damaged
+        jobs, plan, cache, output, lambda uri: forced(gallery.media[uri].album_uri), damaged,
+        settled=lambda uri: gallery.media[uri].album_uri in settled,
     )
     cache.reserve_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     if todo:  # (a phase with nothing to do would show as an empty bar)
@@ -269,11 +275,9 @@ def _run(
     results = run_jobs(todo, makers)
     del todo  # each job is let go once made (see run_jobs): a big library's jobs do not all stay
     for result in results:
-        if writer is None:  # the workers have their first tasks: get the pages ready meanwhile
-            writer = early.writer = PageWriter(
-                make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders), sink, cache, report,
-                forced, damaged,
-            )
+        if writer is None:  # the workers have their first tasks: get the page writer ready meanwhile
+            writer = early.writer = PageWriter(renderer, sink, cache, report, forced, damaged)
+            writer.settle(settled)
         if not tally.take(result):
             early.stop()
             continue
@@ -290,11 +294,9 @@ def _run(
 
     # -- pages ------------------------------------------------------------------
     # views read the gallery as it is now
-    writer = writer or PageWriter(
-        make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders), sink, cache, report, forced,
-        damaged,
-    )
-    renderer = writer.renderer
+    if writer is None:
+        writer = PageWriter(renderer, sink, cache, report, forced, damaged)
+        writer.settle(settled)
     cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
     render_pages(writer, listed, reporter, config)
     writer.commit()  # the pages that replace the last build's, now that every new one is written

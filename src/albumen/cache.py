@@ -269,6 +269,32 @@ class BuildCache(ScanCache):
         self._transaction("INSERT INTO temp.claims VALUES (?, ?)", rows)
         return None
 
+    def claim_recorded(self, album_uris: Iterable[str]) -> bool:
+        """Claim_pages and mark_current for the pages recorded for these albums (see get_album), worked
+        out by SQLite from the records; False, and nothing claimed, when a path is claimed already."""
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS settled (album_uri TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM temp.settled")
+        self._transaction("INSERT OR IGNORE INTO temp.settled VALUES (?)", ((u,) for u in album_uris))
+        pages = "FROM albums a JOIN temp.settled USING (album_uri), json_each(a.pages) j"
+        self.db.execute("BEGIN")
+        try:
+            self.db.execute(
+                f"INSERT INTO temp.claims SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') {pages}"  # noqa: S608
+            )
+            self.db.execute(f"INSERT OR IGNORE INTO temp.current_outputs SELECT json_extract(j.value, '$[0]') {pages}")  # noqa: S608
+        except sqlite3.IntegrityError:
+            self.db.execute("ROLLBACK")
+            return False
+        self.db.execute("COMMIT")
+        return True
+
+    def unclaim_recorded(self) -> None:
+        """Undo claim_recorded's counting of those pages among this build's outputs (they are listed again)."""
+        self.db.execute(
+            "DELETE FROM temp.current_outputs WHERE dest_uri IN (SELECT json_extract(j.value, '$[0]') "
+            "FROM albums a JOIN temp.settled USING (album_uri), json_each(a.pages) j)"
+        )
+
     def forget_claims(self) -> None:
         self.db.execute("DELETE FROM temp.claims")
 
@@ -285,6 +311,10 @@ class BuildCache(ScanCache):
     def get_album(self, album_uri: str) -> tuple[str, str] | None:
         """(input fingerprint, its pages as JSON) recorded for an album."""
         return self.db.execute("SELECT key, pages FROM albums WHERE album_uri = ?", (album_uri,)).fetchone()
+
+    def album_keys(self) -> dict[str, str]:
+        """Every album's recorded input fingerprint (see get_album)."""
+        return dict(self.db.execute("SELECT album_uri, key FROM albums"))
 
     def set_albums(self, rows: list[tuple[str, str, str]], drop: Iterable[str] = ()) -> None:
         """Record (album_uri, fingerprint, pages) of albums whose pages are all written; forget `drop`'s."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +31,7 @@ def _abs(root: str, dest_uri: str) -> str:
 def remaining_jobs(
     jobs: Callable[[Callable[[str], bool]], Iterable[ImageJob | VideoJob]], plan: SitePlan, cache: BuildCache,
     output: Path, forced: Callable[[str], bool], damaged: dict[str, int | None],
+    settled: Callable[[str], bool] = lambda uri: False,
 ) -> tuple[list[ImageJob | VideoJob], int]:
     """The jobs with work left (see remaining), and how many derivatives were moved into place from
     another folder instead. The files moved, and those found as made though their time changed, are
@@ -39,7 +40,7 @@ def remaining_jobs(
     jobs(unfinished): the planned jobs (plan.plan_jobs), which need not make the job of a media for
     which unfinished(uri) is False: every output in place, nothing forced or damaged, its placeholder
     known. A rebuild after one change then makes one job, not one per photo of the library."""
-    known = cache.placeholder_keys()
+    known = _Placeholders(cache)
     relocate = Relocator(cache, output)
     leads_out = LinksOut(output)
     touched: list[tuple[str, int, int]] = []
@@ -48,6 +49,8 @@ def remaining_jobs(
     exists = os.path.exists
 
     def unfinished(uri: str) -> bool:
+        if settled(uri):  # its album's pages were recorded with these very derivatives (see build)
+            return False
         media_plan = plan.media[uri]
         uris = media_plan.output_uris()
         thumb = next(uris)  # (the JPEG thumbnail comes first: see MediaPlan.thumb_uri)
@@ -65,13 +68,34 @@ def remaining_jobs(
             for job in jobs(unfinished)
         ) if job
     ]
-    known.clear()  # (every placeholder name of the library: let go now)
+    known.clear()  # (every placeholder name of the library, when they were read: let go now)
     cache.stamp_outputs(relocate.moved + touched)
     return todo, len(relocate.moved)
 
 
+class _Placeholders:
+    """The placeholders the cache has, by thumbnail name: asked one at a time while few are asked (a
+    rebuild whose settled albums ask none), read all at once from the 200th (a first build asks them all)."""
+
+    def __init__(self, cache: BuildCache) -> None:
+        self.cache = cache
+        self.asked = 0
+        self.names: set[str] | None = None
+
+    def __contains__(self, name: str) -> bool:
+        if self.names is None:
+            self.asked += 1
+            if self.asked < 200:
+                return self.cache.get_placeholder(name) is not None
+            self.names = self.cache.placeholder_keys()
+        return name in self.names
+
+    def clear(self) -> None:
+        self.names = None
+
+
 def remaining(
-    job: ImageJob | VideoJob, plan: SitePlan, known: set[str], output: Path, forced: bool, relocate: Relocator,
+    job: ImageJob | VideoJob, plan: SitePlan, known: Container[str], output: Path, forced: bool, relocate: Relocator,
     leads_out: LinksOut, damaged: dict[str, int | None], touched: list[tuple[str, int, int]],
 ) -> ImageJob | VideoJob | None:
     """The part of a job still to do: its missing outputs, and its placeholder when the cache lacks it.

@@ -442,6 +442,7 @@ class SiteRenderer:
         from .albumkeys import AlbumInputs
 
         self.inputs = AlbumInputs(ctx, self.global_key, self.builder.crumbs, self.builder.album_url)
+        self.settled: set[str] = set()  # albums listed from their records without a task (see settled_albums)
         # (album, its pages' paths) -> whether they are all in the output as written (set by the page writer)
         self.page_ok: Callable[[str | None, Iterable[str]], bool] | None = None
         self.notes: list[str] = []
@@ -496,6 +497,12 @@ class SiteRenderer:
             return
         records = self.ctx.albums
         key = self.inputs.key(uri) if records is not None else None
+        if uri in self.settled:  # its pages are claimed and counted already (see PageWriter.settle)
+            records.kept(uri)
+            if self.sitemap_on:
+                self._sitemap += [(sitemap, lastmod) for _, _, sitemap, lastmod in records.recorded(uri, key)
+                                  if sitemap is not None]
+            return
         if key is not None:
             pages = records.recorded(uri, key)
             if pages is not None and self.page_ok is not None and self.page_ok(uri, [p[0] for p in pages]):
@@ -515,9 +522,24 @@ class SiteRenderer:
         if key is not None:
             records.add(uri, key, listed)
 
+    def settled_albums(self) -> set[str]:
+        """The published albums whose input fingerprint is the one recorded with their pages at the
+        last build (see render.albumkeys): their media's derivatives are named as the last build named
+        them, and were made before those pages were written and recorded."""
+        records, units = self.ctx.albums, self.ctx.plan.units
+        if records is None:
+            return set()
+        recorded = self.ctx.albums.cache.album_keys()
+        albums = self.ctx.gallery.albums
+        return {
+            uri for uri in published_albums(self.ctx.gallery)
+            if uri in recorded and not (units and albums[uri].zone in units) and self.inputs.key(uri) == recorded[uri]
+        }
+
     def forget_listed(self) -> None:
         """The gallery changed after some albums' pages were listed (files failed): list them all again."""
         self._sitemap.clear()
+        self.settled = set()
         self.builder.forget_positions()
         from .albumkeys import AlbumInputs
 

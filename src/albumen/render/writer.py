@@ -85,8 +85,17 @@ class PageWriter:
         if len(self.offered) >= 500 or self.held >= 500:
             self.flush()
 
+    def settle(self, albums: set[str]) -> None:
+        """The pages of these albums (settled: see SiteRenderer.settled_albums) are kept as recorded:
+        claimed and counted among this build's outputs at once, in SQLite, and not offered one by one
+        (neither looked at in the output: the next build with nothing changed looks at every file)."""
+        if albums and self.cache.claim_recorded(albums):
+            self.renderer.settled = albums
+
     def forget_listed(self) -> None:
         """Every page is to be listed again (files failed and the albums were re-arranged)."""
+        if self.renderer.settled:
+            self.cache.unclaim_recorded()
         self.renderer.forget_listed()
         self.cache.forget_claims()
 
