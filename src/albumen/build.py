@@ -297,7 +297,11 @@ def _run(
     if writer is None:
         writer = PageWriter(renderer, sink, cache, report, forced, damaged)
         writer.settle(settled)
-    cache.add_outputs(out for uri, mp in plan.media.items() if uri in gallery.media for out in mp.output_uris())
+    kept = renderer.settled  # (their media's outputs are counted already: see PageWriter.settle)
+    cache.add_outputs(
+        out for uri, mp in plan.media.items()
+        if uri in gallery.media and gallery.media[uri].album_uri not in kept for out in mp.output_uris()
+    )
     render_pages(writer, listed, reporter, config)
     writer.commit()  # the pages that replace the last build's, now that every new one is written
     del writer, listed

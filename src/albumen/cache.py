@@ -94,13 +94,16 @@ class BuildCache(ScanCache):
             CREATE TABLE IF NOT EXISTS placeholders (thumb_uri TEXT PRIMARY KEY, colour TEXT, data_uri TEXT);
             CREATE TABLE IF NOT EXISTS pages (dest_uri TEXT PRIMARY KEY, key TEXT);
             CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
-            CREATE TABLE IF NOT EXISTS albums (album_uri TEXT PRIMARY KEY, key TEXT, pages TEXT);
+            CREATE TABLE IF NOT EXISTS albums (album_uri TEXT PRIMARY KEY, key TEXT, pages TEXT, outputs TEXT);
             CREATE TABLE IF NOT EXISTS media_views (uri TEXT PRIMARY KEY, digest TEXT);
             CREATE TABLE IF NOT EXISTS folders (folder TEXT PRIMARY KEY, key TEXT, snapshot BLOB);
             CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
             CREATE TEMP TABLE IF NOT EXISTS claims (dest_uri TEXT PRIMARY KEY, template TEXT);
             """
         )
+        if "outputs" not in {row[1] for row in db.execute("PRAGMA table_info(albums)")}:
+            # records from before settled albums (see claim_recorded): each gets its outputs when listed again
+            db.execute("ALTER TABLE albums ADD COLUMN outputs TEXT")
         if "size" not in {row[1] for row in db.execute("PRAGMA table_info(outputs)")}:
             # a manifest from before stamps: its files count as unstamped (removable when stale)
             db.execute("ALTER TABLE outputs ADD COLUMN size INTEGER")
@@ -270,8 +273,9 @@ class BuildCache(ScanCache):
         return None
 
     def claim_recorded(self, album_uris: Iterable[str]) -> bool:
-        """Claim_pages and mark_current for the pages recorded for these albums (see get_album), worked
-        out by SQLite from the records; False, and nothing claimed, when a path is claimed already."""
+        """Claim_pages and mark_current for the pages recorded for these albums (see get_album), and
+        mark_current for their media's outputs, worked out by SQLite from the records; False, and nothing
+        claimed or counted, when a path is claimed already."""
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS settled (album_uri TEXT PRIMARY KEY)")
         self.db.execute("DELETE FROM temp.settled")
         self._transaction("INSERT OR IGNORE INTO temp.settled VALUES (?)", ((u,) for u in album_uris))
@@ -282,6 +286,10 @@ class BuildCache(ScanCache):
                 f"INSERT INTO temp.claims SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') {pages}"  # noqa: S608
             )
             self.db.execute(f"INSERT OR IGNORE INTO temp.current_outputs SELECT json_extract(j.value, '$[0]') {pages}")  # noqa: S608
+            self.db.execute(  # their media's outputs
+                "INSERT OR IGNORE INTO temp.current_outputs SELECT j.value "
+                "FROM albums a JOIN temp.settled USING (album_uri), json_each(a.outputs) j"
+            )
         except sqlite3.IntegrityError:
             self.db.execute("ROLLBACK")
             return False
@@ -308,21 +316,21 @@ class BuildCache(ScanCache):
         return dict(self._select_in("media_views", "uri", uris))
 
     # -- albums' input fingerprints and the pages they listed (see render.albumkeys) ------
-    def get_album(self, album_uri: str) -> tuple[str, str] | None:
-        """(input fingerprint, its pages as JSON) recorded for an album."""
-        return self.db.execute("SELECT key, pages FROM albums WHERE album_uri = ?", (album_uri,)).fetchone()
+    def get_album(self, album_uri: str) -> tuple[str, str, str | None] | None:
+        """(input fingerprint, its pages as JSON, its media's outputs as JSON or None) recorded for an album."""
+        return self.db.execute("SELECT key, pages, outputs FROM albums WHERE album_uri = ?", (album_uri,)).fetchone()
 
     def album_keys(self) -> dict[str, str]:
-        """Every album's recorded input fingerprint (see get_album)."""
-        return dict(self.db.execute("SELECT album_uri, key FROM albums"))
+        """The recorded input fingerprint of every album recorded with its media's outputs (see get_album)."""
+        return dict(self.db.execute("SELECT album_uri, key FROM albums WHERE outputs IS NOT NULL"))
 
-    def set_albums(self, rows: list[tuple[str, str, str]], drop: Iterable[str] = ()) -> None:
-        """Record (album_uri, fingerprint, pages) of albums whose pages are all written; forget `drop`'s."""
+    def set_albums(self, rows: list[tuple[str, str, str, str]], drop: Iterable[str] = ()) -> None:
+        """Record (album_uri, fingerprint, pages, outputs) of albums whose pages are all written; forget `drop`'s."""
         drop = [(uri,) for uri in drop]
         if drop:
             self._transaction("DELETE FROM albums WHERE album_uri = ?", drop)
         if rows:
-            self._transaction("INSERT OR REPLACE INTO albums VALUES (?, ?, ?)", rows)
+            self._transaction("INSERT OR REPLACE INTO albums (album_uri, key, pages, outputs) VALUES (?, ?, ?, ?)", rows)
 
     def settle_albums(self, prefix: str) -> None:
         """Records written pending (their keys start with prefix) hold from now on."""

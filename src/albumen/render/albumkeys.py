@@ -117,7 +117,8 @@ class AlbumRecords:
 
     def __init__(self, cache: BuildCache) -> None:
         self.cache = cache
-        self.pending: list[tuple[str, str, list]] = []  # (album, fingerprint, pages) listed, not written yet
+        self.pending: list[tuple[str, str, list, list]] = []  # (album, fingerprint, pages, outputs) listed, not written yet
+        self.complete = True  # whether the last record asked for held its media's outputs (see recorded)
         self.listed: set[str] = set()
 
     def recorded(self, uri: str, key: str) -> list | None:
@@ -125,13 +126,15 @@ class AlbumRecords:
         row = self.cache.get_album(uri)
         if row is None or row[0] != key:
             return None
+        self.complete = row[2] is not None
         try:
             return json.loads(row[1])
         except ValueError:
             return None
 
-    def add(self, uri: str, key: str, pages: list) -> None:
-        self.pending.append((uri, key, pages))
+    def add(self, uri: str, key: str, pages: list, outputs: list[str]) -> None:
+        """outputs: the album's media's outputs (counted among a build's at once when it is settled)."""
+        self.pending.append((uri, key, pages, outputs))
         self.listed.add(uri)
 
     def kept(self, uri: str) -> None:
@@ -144,13 +147,13 @@ class AlbumRecords:
         fingerprint until settle(): a build stopped before then lists it from its views again."""
         failed = set(failed)
         rows, drop = [], []
-        for uri, key, pages in self.pending:
+        for uri, key, pages, outputs in self.pending:
             if failed and any(page[0] in failed for page in pages):
                 drop.append(uri)
                 continue
             if deferred is not None and any(deferred(page[0]) for page in pages):
                 key = PENDING + key
-            rows.append((uri, key, json.dumps(pages, separators=(",", ":"))))
+            rows.append((uri, key, json.dumps(pages, separators=(",", ":")), json.dumps(outputs, separators=(",", ":"))))
         self.pending = []
         self.cache.set_albums(rows, drop)
 

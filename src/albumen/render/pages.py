@@ -507,6 +507,8 @@ class SiteRenderer:
             pages = records.recorded(uri, key)
             if pages is not None and self.page_ok is not None and self.page_ok(uri, [p[0] for p in pages]):
                 records.kept(uri)
+                if not records.complete:  # recorded before its outputs were: recorded again with them
+                    records.add(uri, key, pages, self._album_outputs(uri))
                 for dest_uri, template, sitemap, lastmod in pages:
                     if self.sitemap_on and sitemap is not None:
                         self._sitemap.append((sitemap, lastmod))
@@ -520,7 +522,12 @@ class SiteRenderer:
             listed.append((task.dest_uri, task.template, sitemap, task.lastmod))
             yield task
         if key is not None:
-            records.add(uri, key, listed)
+            records.add(uri, key, listed, self._album_outputs(uri))
+
+    def _album_outputs(self, uri: str) -> list[str]:
+        """The outputs of an album's media (see settled_albums)."""
+        album, plans = self.ctx.gallery.albums[uri], self.ctx.plan.media
+        return [out for m in (*album.media, *album.documents) if m in plans for out in plans[m].output_uris()]
 
     def settled_albums(self) -> set[str]:
         """The published albums whose input fingerprint is the one recorded with their pages at the
