@@ -209,3 +209,27 @@ def test_a_photo_failing_in_a_rebuild_gives_the_clean_build_of_the_new_folder(tm
     got, want = files(site), files(clean)
     assert sorted(got) == sorted(want)
     assert [name for name in want if got[name] != want[name]] == []
+
+
+def test_stream_pages_made_only_of_settled_albums_photos_are_not_fingerprinted_again(tmp_path, isolated_cache, monkeypatch):
+    """A stream page whose photos all belong to settled albums, and which is made of the same photos as
+    at the last build, is the page that build wrote: its views' digests are not even looked up."""
+    from albumen.render.writer import ViewDigests
+
+    src = make_gallery(tmp_path / "photos")
+    for day in range(1, 17):  # newer than all the others: the first stream pages are theirs alone
+        make_jpeg(src / "Later" / f"later{day}.jpg", size=(48, 36), color=(9, 9 * day, 60), date=f"2024:04:{day:02d} 10:00:00")
+    conf = write_config(tmp_path, CONFIG)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    asked: list[list[str]] = []
+    real = ViewDigests.get
+    monkeypatch.setattr(ViewDigests, "get", lambda self, uris: asked.append(list(uris)) or real(self, asked[-1]))
+    edit_caption(src)  # Trips/Alps/alp2.md
+    result = build_site(src, site, "-c", str(conf), "-v")
+    assert asked, "no stream page was fingerprinted"
+    assert all(any(uri.startswith("Trips/Alps/") for uri in items) for items in asked), asked
+    stream_pages = sorted(p.relative_to(site).as_posix() for p in (site / "stream").rglob("index.html"))
+    assert len(asked) < len(stream_pages)
+    assert [p for p in rendered(result.stdout) if p.startswith("stream/")] == [  # the one showing alp2
+        p for p in stream_pages if "Below the clouds" in (site / p).read_text()]

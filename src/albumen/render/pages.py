@@ -72,6 +72,9 @@ class ViewDigests(Protocol):
 
     def get(self, uris: Iterable[str]) -> dict[str, str]: ...
 
+    def page_key(self, dest_uri: str) -> str | None:
+        """The key a page was last written with (see stream_tasks)."""
+
 
 @dataclass
 class RenderContext:

@@ -118,6 +118,7 @@ def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]
     base = f"{config.stream.path}/"
     urls = [f"{base}page/{name}/" if name else base for name in page_names(pages)]
     title = renderer.stream_title
+    settled = renderer.settled
     for n, items in enumerate(pages):
         nav = StreamNav(urls[n - 1] if n else None, urls[n + 1] if n + 1 < len(pages) else None)
         if n == 0:
@@ -134,18 +135,28 @@ def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]
             description=description, pagination=nav if len(pages) > 1 else None,
         )
         head = (renderer.global_key, "stream.html", repr(page), repr(stream))
+        dest_uri = f"{urls[n]}index.html"
+        # what the page is made of: with every item's album settled (its views as the last build made
+        # them), a page made of the same is the page the last build wrote, under the key it recorded
+        made_of = ":" + digest(*head, *items)
+        if settled and all(media[u].album_uri in settled for u in items):
+            recorded = ctx.digests.page_key(dest_uri) if ctx.digests is not None else None
+            if recorded is not None and recorded.endswith(made_of):
+                yield PageTask(dest_uri, "stream.html", page, {"stream": stream}, recorded,
+                               late=lambda items=items: {"media": renderer._stream_views(items)})
+                continue
         known = ctx.digests.get(items) if ctx.digests is not None else {}
         if known and ctx.albums is not None:  # (digests are kept between builds: only those of
             # albums this build listed hold; see albumkeys)
             listed = ctx.albums.listed
             known = {u: d for u, d in known.items() if media[u].album_uri in listed}
         if len(known) == len(items):  # every item was fingerprinted on its album's pages
-            key = digest(*head, *(media_key(known[u]) for u in items))  # as fp.media of a standalone view
-            yield PageTask(f"{urls[n]}index.html", "stream.html", page, {"stream": stream}, key,
+            key = digest(*head, *(media_key(known[u]) for u in items)) + made_of  # as fp.media of a standalone view
+            yield PageTask(dest_uri, "stream.html", page, {"stream": stream}, key,
                            late=lambda items=items: {"media": renderer._stream_views(items)})
             continue
         fp = Fingerprinter()  # one per page: the views of a page live as long as its task
         views = renderer._stream_views(items)
-        key = digest(*head, *(fp.media(v) for v in views))
-        yield PageTask(f"{urls[n]}index.html", "stream.html", page, {"stream": stream, "media": views}, key,
+        key = digest(*head, *(fp.media(v) for v in views)) + made_of
+        yield PageTask(dest_uri, "stream.html", page, {"stream": stream, "media": views}, key,
                        views=len(views))

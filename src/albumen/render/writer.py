@@ -347,6 +347,9 @@ class ViewDigests:
     def get(self, uris: Iterable[str]) -> dict[str, str]:
         return self.cache.view_digests(uris)
 
+    def page_key(self, dest_uri: str) -> str | None:
+        return self.cache.page_keys([dest_uri]).get(dest_uri)
+
 
 def render_pages(writer: PageWriter, listed: Container[str], reporter: Reporter, config: Config) -> None:
     """The render stage: every page not written early (listed: the albums whose pages were), then an
