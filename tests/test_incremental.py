@@ -704,6 +704,34 @@ def test_folders_without_a_page_are_found_by_the_cache(tmp_path):
     cache.close()
 
 
+def test_folders_without_a_page_agree_with_their_definition_in_random_trees(tmp_path):
+    """cache.folders_without_index reads the outputs once in name order, holding only the folders
+    around the one being read: names that sort between a folder and its own files ('a b', 'a-b',
+    'a.b', 'a0' beside 'a/') must not confuse it. Checked against the definition, in 150 trees."""
+    import random
+
+    from albumen.cache import BuildCache
+
+    rng = random.Random(24)
+    names = ["a", "b", "a b", "a-b", "a.b", "a0", "ab", "ä", "Z"]
+    for n in range(150):
+        cache = BuildCache(tmp_path / f"c{n}")
+        uris = {"/".join([*(rng.choice(names) for _ in range(rng.randint(0, 4))),
+                          rng.choice(["index.html", "x.jpg", "index.html.x"])]) for _ in range(rng.randint(1, 25))}
+        cache.add_outputs(uris)
+        folders = {uri.rsplit("/", i)[0] for uri in uris for i in range(1, uri.count("/") + 1)}
+        pages = {uri[: -len("/index.html")] for uri in uris if uri.endswith("/index.html")}
+
+        def nearest(folder: str, pages: set[str] = pages) -> str:
+            while folder and folder not in pages:
+                folder = folder.rpartition("/")[0]
+            return folder
+
+        want = [(f, nearest(f.rpartition("/")[0])) for f in sorted(folders - pages)]
+        assert cache.folders_without_index() == want, sorted(uris)
+        cache.close()
+
+
 def test_nothing_is_written_or_removed_through_a_link_leading_out_of_the_output(gallery, tmp_path):
     """An output folder replaced by a symbolic link to elsewhere (here: into the photo folder itself)
     is never written or cleaned through: sources are sacred."""
