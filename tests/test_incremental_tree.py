@@ -233,3 +233,36 @@ def test_stream_pages_made_only_of_settled_albums_photos_are_not_fingerprinted_a
     assert len(asked) < len(stream_pages)
     assert [p for p in rendered(result.stdout) if p.startswith("stream/")] == [  # the one showing alp2
         p for p in stream_pages if "Below the clouds" in (site / p).read_text()]
+
+
+def test_a_sitemap_past_its_limit_is_an_index_of_files_with_every_page_once_in_order(tmp_path, isolated_cache, monkeypatch):
+    """Past SITEMAP_LIMIT urls, sitemap.xml lists sitemap-N.xml files of that many urls each: together
+    the urls of the one-file sitemap, in the same order, also after a rebuild that settles albums."""
+    import xml.etree.ElementTree as ET
+
+    import albumen.render.pages
+
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    src = make_gallery(tmp_path / "photos")
+    conf = write_config(tmp_path, CONFIG)
+    whole = tmp_path / "whole"
+    build_site(src, whole, "-c", str(conf))
+    want = [loc.text for loc in ET.parse(whole / "sitemap.xml").getroot().findall("s:url/s:loc", ns)]
+    assert len(want) > 14 and want == sorted(want)
+
+    monkeypatch.setattr(albumen.render.pages, "SITEMAP_LIMIT", 5)
+    site = tmp_path / "site"
+    for step in ("first build", "rebuild after a change"):
+        if step != "first build":
+            edit_caption(src)
+        build_site(src, site, "-c", str(conf))
+        index = ET.parse(site / "sitemap.xml").getroot()
+        files = [loc.text.rpartition("/")[2] for loc in index.findall("s:sitemap/s:loc", ns)]
+        assert files == [f"sitemap-{i}.xml" for i in range(1, len(files) + 1)], step
+        got = []
+        for name in files:
+            urls = [loc.text for loc in ET.parse(site / name).getroot().findall("s:url/s:loc", ns)]
+            assert 0 < len(urls) <= 5, (step, name)
+            got += urls
+        assert got == want, step
+        assert not (site / f"sitemap-{len(files) + 1}.xml").exists()

@@ -99,6 +99,7 @@ class BuildCache(ScanCache):
             CREATE TABLE IF NOT EXISTS folders (folder TEXT PRIMARY KEY, key TEXT, snapshot BLOB);
             CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
             CREATE TEMP TABLE IF NOT EXISTS claims (dest_uri TEXT PRIMARY KEY, template TEXT);
+            CREATE TEMP TABLE IF NOT EXISTS sitemap (url TEXT PRIMARY KEY, lastmod TEXT);
             """
         )
         if "outputs" not in {row[1] for row in db.execute("PRAGMA table_info(albums)")}:
@@ -295,6 +296,31 @@ class BuildCache(ScanCache):
             return False
         self.db.execute("COMMIT")
         return True
+
+    def sitemap_recorded(self) -> None:
+        """Add the sitemap rows recorded with the pages of the albums claim_recorded claimed."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO temp.sitemap SELECT json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]') "
+            "FROM albums a JOIN temp.settled USING (album_uri), json_each(a.pages) j "
+            "WHERE json_extract(j.value, '$[2]') IS NOT NULL"
+        )
+
+    def sitemap_add(self, rows: Iterable[tuple[str, str]]) -> None:
+        self._transaction("INSERT OR REPLACE INTO temp.sitemap VALUES (?, ?)", rows)
+
+    def sitemap_clear(self) -> None:
+        self.db.execute("DELETE FROM temp.sitemap")
+
+    def sitemap_count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM temp.sitemap").fetchone()[0]
+
+    def sitemap_rows(self, after: str | None, limit: int) -> list[tuple[str, str]]:
+        """limit rows in url order, from the first url after `after` (None: from the first)."""
+        if after is None:
+            return self.db.execute("SELECT url, lastmod FROM temp.sitemap ORDER BY url LIMIT ?", (limit,)).fetchall()
+        return self.db.execute(
+            "SELECT url, lastmod FROM temp.sitemap WHERE url > ? ORDER BY url LIMIT ?", (after, limit)
+        ).fetchall()
 
     def unclaim_recorded(self) -> None:
         """Undo claim_recorded's counting of those pages among this build's outputs (they are listed again)."""

@@ -76,6 +76,43 @@ class ViewDigests(Protocol):
         """The key a page was last written with (see stream_tasks)."""
 
 
+_HEAVY = 500  # a task's weight (as media views: see PageWriter.offer) that has it written at once
+
+
+class SitemapRows(Protocol):
+    """The sitemap's (site-relative url, lastmod) rows of the pages listed so far."""
+
+    def add(self, rows: Iterable[tuple[str, str]]) -> None: ...
+
+    def clear(self) -> None: ...
+
+    def count(self) -> int: ...
+
+    def in_order(self, size: int) -> Iterator[list[tuple[str, str]]]:
+        """Every row in url order, `size` rows at a time."""
+
+
+class ListedSitemap:
+    """Sitemap rows in a list (see CachedSitemap for a library's: a million pages' rows are ~400 MB)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str]] = []
+
+    def add(self, rows: Iterable[tuple[str, str]]) -> None:
+        self.rows += rows
+
+    def clear(self) -> None:
+        self.rows.clear()
+
+    def count(self) -> int:
+        return len(self.rows)
+
+    def in_order(self, size: int) -> Iterator[list[tuple[str, str]]]:
+        self.rows.sort()
+        for i in range(0, len(self.rows), size):
+            yield self.rows[i : i + size]
+
+
 @dataclass
 class RenderContext:
     """Everything page rendering needs, gathered once per build."""
@@ -95,6 +132,7 @@ class RenderContext:
     # whose input fingerprint is unchanged is listed from its record, without its views (render.albumkeys)
     folders: dict[str, str] | None = None
     albums: Any = None  # render.albumkeys.AlbumRecords
+    sitemap: SitemapRows | None = None  # where the sitemap's rows wait (by default, in a list)
 
 
 def static_files(theme: Path | None) -> dict[str, Path]:
@@ -440,7 +478,8 @@ class SiteRenderer:
         self._plugin_gallery: Any = None
         self.global_key = digest(__version__, _theme_fingerprint(dirs + more), repr(config), repr(self.site),
                                  *([repr(self.plugin_globals)] if ctx.plugins else []))
-        self._sitemap: list[tuple[str, str]] = []  # (site-relative url, lastmod) of every public page listed
+        # (site-relative url, lastmod) of every public page listed
+        self.sitemap_rows: SitemapRows = ctx.sitemap if ctx.sitemap is not None else ListedSitemap()
         self._digest_rows: list[tuple[str, str]] = []  # for ctx.digests, sent in batches
         from .albumkeys import AlbumInputs
 
@@ -500,11 +539,8 @@ class SiteRenderer:
             return
         records = self.ctx.albums
         key = self.inputs.key(uri) if records is not None else None
-        if uri in self.settled:  # its pages are claimed and counted already (see PageWriter.settle)
+        if uri in self.settled:  # its pages are claimed, counted and in the sitemap already (see PageWriter.settle)
             records.kept(uri)
-            if self.sitemap_on:
-                self._sitemap += [(sitemap, lastmod) for _, _, sitemap, lastmod in records.recorded(uri, key)
-                                  if sitemap is not None]
             return
         if key is not None:
             pages = records.recorded(uri, key)
@@ -512,16 +548,16 @@ class SiteRenderer:
                 records.kept(uri)
                 if not records.complete:  # recorded before its outputs were: recorded again with them
                     records.add(uri, key, pages, self._album_outputs(uri))
-                for dest_uri, template, sitemap, lastmod in pages:
-                    if self.sitemap_on and sitemap is not None:
-                        self._sitemap.append((sitemap, lastmod))
+                if self.sitemap_on:
+                    self.sitemap_rows.add((sitemap, lastmod) for _, _, sitemap, lastmod in pages if sitemap is not None)
+                for dest_uri, template, _, lastmod in pages:
                     yield PageTask(dest_uri, template, None, {}, "", uri, lastmod, kept=True)  # type: ignore[arg-type]
                 return
         listed = []
         for task in self._album_tasks(uri):
             sitemap = None if task.page.private else (task.page.dir + "/" if task.page.dir else "")
             if self.sitemap_on and sitemap is not None:
-                self._sitemap.append((sitemap, task.lastmod))
+                self.sitemap_rows.add([(sitemap, task.lastmod)])
             listed.append((task.dest_uri, task.template, sitemap, task.lastmod))
             yield task
         if key is not None:
@@ -548,7 +584,7 @@ class SiteRenderer:
 
     def forget_listed(self) -> None:
         """The gallery changed after some albums' pages were listed (files failed): list them all again."""
-        self._sitemap.clear()
+        self.sitemap_rows.clear()
         self.settled = set()
         self.builder.forget_positions()
         from .albumkeys import AlbumInputs
@@ -572,7 +608,7 @@ class SiteRenderer:
         if self.ctx.config.stream.enabled:
             for task in self._stream_tasks(order):
                 if self.sitemap_on:
-                    self._sitemap.append((task.page.dir + "/", ""))
+                    self.sitemap_rows.add([(task.page.dir + "/", "")])
                 yield task
         if self.feeds_on:
             yield from self._feed_tasks(order)
@@ -580,8 +616,7 @@ class SiteRenderer:
         page = self._page(dir="", title=self.builder.gettext("Page not found"), kind="404", robots="noindex")
         yield PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
         if self.sitemap_on:
-            self._sitemap.sort()  # albums may be listed in any order (see album_pages): the file is stable
-            yield from self._sitemap_tasks(self._sitemap)
+            yield from self._sitemap_tasks(self.sitemap_rows)  # in url order: the files are stable
 
     def _stream_tasks(self, order: list[str]) -> Iterator[PageTask]:
         from .stream import stream_tasks
@@ -645,31 +680,37 @@ class SiteRenderer:
                 page = self._page(dir=url.rstrip("/"), title=feed.title, kind="feed")
                 yield PageTask(f"{url}feed.xml", "feed.xml", page, {"feed": feed}, key)
 
-    def _sitemap_tasks(self, pages: list[tuple[str, str]]) -> Iterator[PageTask]:
+    def _sitemap_tasks(self, rows: SitemapRows) -> Iterator[PageTask]:
+        """sitemap.xml (an index of sitemap-N.xml files of SITEMAP_LIMIT urls each, past that many) and
+        robots.txt. Each file is made from its rows alone and written before the next is made (a
+        million pages' sitemap is ~100 MB of text)."""
         config = self.ctx.config
         base = config.url
-        urls = [(absolute_url(base, url, config.pages.links), lastmod) for url, lastmod in pages]
-        chunks = [urls[i : i + SITEMAP_LIMIT] for i in range(0, len(urls), SITEMAP_LIMIT)] or [[]]
         page = self._page(dir="", title="sitemap", kind="sitemap")
 
-        def urlset(chunk) -> str:
+        def urlset(chunk: list[tuple[str, str]]) -> str:
             rows = "".join(
                 f"<url><loc>{html.escape(u) if _MARKUP(u) else u}</loc>" + (f"<lastmod>{m}</lastmod>" if m else "") + "</url>\n"
-                for u, m in chunk
+                for u, m in ((absolute_url(base, url, config.pages.links), lastmod) for url, lastmod in chunk)
             )
             return ('<?xml version="1.0" encoding="UTF-8"?>\n'
                     f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</urlset>\n')
 
-        if len(chunks) == 1:
-            files = {"sitemap.xml": urlset(chunks[0])}
+        def task(name: str, text: str) -> PageTask:  # (heavy: the writer writes it before taking more)
+            return PageTask(name, "", page, {"text": text}, digest(self.global_key, name, text), views=_HEAVY)
+
+        chunks = rows.in_order(SITEMAP_LIMIT)
+        if rows.count() <= SITEMAP_LIMIT:
+            yield task("sitemap.xml", urlset(next(chunks, [])))
         else:
-            files = {f"sitemap-{i}.xml": urlset(chunk) for i, chunk in enumerate(chunks, 1)}
-            rows = "".join(f"<sitemap><loc>{html.escape(absolute_url(base, name))}</loc></sitemap>\n" for name in files)
-            files["sitemap.xml"] = ('<?xml version="1.0" encoding="UTF-8"?>\n'
-                                    f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</sitemapindex>\n')
-        files["robots.txt"] = f"User-agent: *\nAllow: /\n\nSitemap: {absolute_url(base, 'sitemap.xml')}\n"
-        for name, text in files.items():
-            yield PageTask(name, "", page, {"text": text}, digest(self.global_key, name, text))
+            names = []
+            for i, chunk in enumerate(chunks, 1):
+                names.append(f"sitemap-{i}.xml")
+                yield task(names[-1], urlset(chunk))
+            listed = "".join(f"<sitemap><loc>{html.escape(absolute_url(base, name))}</loc></sitemap>\n" for name in names)
+            yield task("sitemap.xml", '<?xml version="1.0" encoding="UTF-8"?>\n'
+                       f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{listed}</sitemapindex>\n')
+        yield task("robots.txt", f"User-agent: *\nAllow: /\n\nSitemap: {absolute_url(base, 'sitemap.xml')}\n")
 
     def _album_tasks(self, uri: str) -> Iterator[PageTask]:
         config = self.ctx.config

@@ -91,6 +91,9 @@ class PageWriter:
         (neither looked at in the output: the next build with nothing changed looks at every file)."""
         if albums and self.cache.claim_recorded(albums):
             self.renderer.settled = albums
+            if self.renderer.sitemap_on:
+                self.renderer.sitemap_rows.count()  # (the rows listed so far sent first: these replace none)
+                self.cache.sitemap_recorded()
 
     def forget_listed(self) -> None:
         """Every page is to be listed again (files failed and the albums were re-arranged)."""
@@ -301,7 +304,7 @@ def make_renderer(
         RenderContext(
             gallery, plan, CachedPlaceholders(plan, cache), config, theme, digests=ViewDigests(cache),
             compiled=cache.folder, plugins=plugins, output=output, folders=folders,
-            albums=AlbumRecords(cache) if folders is not None else None,
+            albums=AlbumRecords(cache) if folders is not None else None, sitemap=CachedSitemap(cache),
         )
     )
     renderer.compile_templates()
@@ -332,6 +335,40 @@ class CachedPlaceholders:
         # may have been made since
         row = self.batch.get(key) or self.cache.get_placeholder(key)
         return Placeholder(*row) if row else default
+
+
+class CachedSitemap:
+    """The sitemap's rows in a temporary table of the cache, read back in url order a file at a time
+    (see SiteRenderer._sitemap_tasks): not a list of every page's url in this process."""
+
+    def __init__(self, cache: BuildCache) -> None:
+        self.cache = cache
+        self.waiting: list[tuple[str, str]] = []
+
+    def add(self, rows: Iterable[tuple[str, str]]) -> None:
+        self.waiting += rows
+        if len(self.waiting) >= 2000:
+            self._send()
+
+    def _send(self) -> None:
+        if self.waiting:
+            self.cache.sitemap_add(self.waiting)
+            self.waiting = []
+
+    def clear(self) -> None:
+        self.waiting = []
+        self.cache.sitemap_clear()
+
+    def count(self) -> int:
+        self._send()
+        return self.cache.sitemap_count()
+
+    def in_order(self, size: int) -> Iterator[list[tuple[str, str]]]:
+        self._send()
+        after = None
+        while rows := self.cache.sitemap_rows(after, size):
+            yield rows
+            after = rows[-1][0]
 
 
 class ViewDigests:
