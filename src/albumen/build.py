@@ -248,7 +248,7 @@ def _run(
     # Memory stays flat as the library grows: sets of every output path live in SQLite (the cache's
     # temporary tables), not in this process, and no worker result is kept once counted.
     def jobs(unfinished):  # made one at a time, as asked for, and only for media with work left
-        return plan_jobs(gallery, plan, config, str(output), str(source), ffmpeg, only=unfinished)
+        return plan_jobs(gallery, plan, config, str(output), str(source), ffmpeg, only=unfinished, settled=settled)
 
     # the renderer, made now: albums whose pages were recorded with the derivatives they show now are
     # settled, and their media's outputs are not looked for (a file deleted from the output since is put
@@ -256,8 +256,7 @@ def _run(
     renderer = make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders)
     settled = set() if damaged or options.force else {u for u in renderer.settled_albums() if not forced(u)}
     todo, report.derivatives_moved = remaining_jobs(
-        jobs, plan, cache, output, lambda uri: forced(gallery.media[uri].album_uri), damaged,
-        settled=lambda uri: gallery.media[uri].album_uri in settled,
+        jobs, plan, cache, output, lambda uri: forced(gallery.media[uri].album_uri), damaged
     )
     cache.reserve_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     if todo:  # (a phase with nothing to do would show as an empty bar)

@@ -31,7 +31,6 @@ def _abs(root: str, dest_uri: str) -> str:
 def remaining_jobs(
     jobs: Callable[[Callable[[str], bool]], Iterable[ImageJob | VideoJob]], plan: SitePlan, cache: BuildCache,
     output: Path, forced: Callable[[str], bool], damaged: dict[str, int | None],
-    settled: Callable[[str], bool] = lambda uri: False,
 ) -> tuple[list[ImageJob | VideoJob], int]:
     """The jobs with work left (see remaining), and how many derivatives were moved into place from
     another folder instead. The files moved, and those found as made though their time changed, are
@@ -49,8 +48,6 @@ def remaining_jobs(
     exists = os.path.exists
 
     def unfinished(uri: str) -> bool:
-        if settled(uri):  # its album's pages were recorded with these very derivatives (see build)
-            return False
         media_plan = plan.media[uri]
         uris = media_plan.output_uris()
         thumb = next(uris)  # (the JPEG thumbnail comes first: see MediaPlan.thumb_uri)
