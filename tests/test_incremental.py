@@ -661,17 +661,27 @@ def test_placeholders_of_photos_gone_are_forgotten_once_they_add_up(tmp_path, mo
     assert placeholders() == 3  # 4 > 3 * 1.1: the one of the photo gone is forgotten
 
 
-def test_an_output_is_found_by_its_name_in_another_folder_with_or_without_the_index(tmp_path):
-    """cache.output_named (a derivative moved with its album): the first names are each looked for in a
-    pass over the manifest, the others in an index of every name; both find what its file name is."""
-    import albumen.cache
+@pytest.mark.parametrize("made", ["new", "before names"])
+def test_an_output_is_found_by_its_name_in_another_folder(tmp_path, made):
+    """cache.output_named (a derivative moved with its album) looks the file name up in an index that
+    SQLite keeps of every output's name, also in a manifest made before it had one."""
+    import sqlite3
+
     from albumen.cache import BuildCache
 
     names = ["x.thumb.0123456789.jpg", "x_1.thumb.0123456789.jpg", "ä.640w.aaaaaaaaaa.jpg", "top.jpg", "%_.jpg"]
     outputs = ["a/x/x.thumb.0123456789.jpg", "b/x_1/x_1.thumb.0123456789.jpg", "c/ä/ä.640w.aaaaaaaaaa.jpg",
-               "top.jpg", "d/%_.jpg", "d/e%_.jpg", "d/px.thumb.0123456789.jpg"]
-    asked = [(name, other) for name in [*names, "none.jpg", "x.jpg", "thumb.0123456789.jpg", "_.jpg"]
+               "top.jpg", "d/%_.jpg", "d/e%_.jpg", "d/px.thumb.0123456789.jpg", "e/a b.c/x.jpg.jpg"]
+    asked = [(name, other) for name in [*names, "none.jpg", "x.jpg", "thumb.0123456789.jpg", "_.jpg", "x.jpg.jpg"]
              for other in ("", *outputs)]
+    if made == "before names":  # the manifest of an older build: no name column, no index
+        cache = BuildCache(tmp_path / "c")
+        cache.close()
+        db = sqlite3.connect(tmp_path / "c" / "cache.sqlite")
+        db.executescript("DROP TABLE outputs; CREATE TABLE outputs (dest_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);")
+        db.executemany("INSERT INTO outputs VALUES (?, NULL, NULL)", [(o,) for o in outputs])
+        db.commit()
+        db.close()
     cache = BuildCache(tmp_path / "c")
     cache.add_outputs(outputs)
     cache.stamp_outputs([("a/x/x.thumb.0123456789.jpg", 10, 20)])
@@ -680,14 +690,13 @@ def test_an_output_is_found_by_its_name_in_another_folder_with_or_without_the_in
         found = [o for o in outputs if o.rpartition("/")[2] == name and o != other]
         return found[0] if found else None
 
-    seen = []
-    for name, other in asked:  # past albumen.cache._NAMES_SCANNED: the index answers the rest
+    for name, other in asked:
         found = cache.output_named(name, other)
-        seen.append((found[0] if found else None) == expected(name, other))
+        assert (found[0] if found else None) == expected(name, other), (name, other)
         if found and found[0] == "a/x/x.thumb.0123456789.jpg":
             assert found[1:] == (10, 20)
-    assert all(seen) and len(asked) > 2 * albumen.cache._NAMES_SCANNED
-    assert cache._names_ready  # (both ways were asked)
+    plan = cache.db.execute("EXPLAIN QUERY PLAN SELECT dest_uri FROM outputs WHERE name = ?", ("x",)).fetchall()
+    assert "outputs_by_name" in str(plan)
     cache.close()
 
 
