@@ -900,3 +900,17 @@ def test_albumen_own_files_are_this_user_only(tree, tmp_path, monkeypatch):
         assert opened_to_others() == []
     finally:
         os.umask(previous)
+
+
+def test_the_build_that_makes_the_secret_is_followed_by_one_with_nothing_to_do(tree, tmp_path):
+    """The first build of a gallery with a private album makes the private-link secret; the build
+    after it, with nothing changed, has nothing to do (the fingerprint it compares holds the secret as
+    it is now). A rotation is still a change."""
+    site = tmp_path / "site"
+    first = build_site(tree, site)
+    assert "created the secret" in first.output
+    again = build_site(tree, site)
+    assert "nothing changed" in again.output, again.output
+    run_cli("links", str(tree), "-o", str(site), "--rotate", "Trips/Zanzibar Secretwedding")
+    rotated = build_site(tree, site)
+    assert "nothing changed" not in rotated.output, rotated.output

@@ -31,7 +31,7 @@ from .cache import BuildCache
 from .config import LoadedConfig, album_path
 from .errors import AlbumenError, UsageError
 from .fsutil import forget_resolved
-from .lastbuild import fingerprint, restore_summary, save_summary
+from .lastbuild import fingerprint, restore_summary, save_summary, with_secret
 from .locks import hold_output
 from .model import Gallery
 from .paths import cache_location, check_home, check_paths
@@ -206,7 +206,7 @@ def _run(
         not options.force
         and not options.force_albums
         and cache.get_meta("building") != "1"
-        and cache.get_meta("fingerprint") == read
+        and cache.get_meta("fingerprint") == with_secret(read)
     ):
         # nothing in the photo folder, the config or the theme changed: the site is as the last build
         # left it when every file it wrote is there as it wrote it (one stat each, nothing read)
@@ -323,7 +323,7 @@ def _run(
     save_summary(cache, report)
     # else the next build reads those files again (or runs the plugins that failed), even with nothing changed
     if not gallery.unsettled and not (plugins and plugins.problems):
-        cache.set_meta("fingerprint", read)
+        cache.set_meta("fingerprint", with_secret(read))
     cache.set_meta("building", None)
     report.pages_written = sink.written
     # said once, not with the summary a build with nothing to do repeats

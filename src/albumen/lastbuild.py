@@ -34,7 +34,8 @@ def fingerprint(
     The photo folder's listing (every file it holds, sidecars and captions included, and where each
     symbolic link leads, with the index.md files above a link's target that the walk does not list),
     the config (plugins' versions and options included), the theme's files and the plugins' templates
-    (more_templates), the time zone, the private-link secret and rotations, and Albumen's version.
+    (more_templates), the time zone and Albumen's version; the private-link secret and rotations are
+    added by with_secret.
 
     folders: filled with each listed folder's own digest (its files' names, sizes and modification
     times), which the renderer's album fingerprints start from (see render.albumkeys).
@@ -43,11 +44,6 @@ def fingerprint(
     h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{VIDEOS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
     h.update(f"{local_zone_name()}\0{os.environ.get('ALBUMEN_SECRET', '')}\0".encode("utf-8", "surrogateescape"))
     h.update(f"P{passwords_fingerprint(loaded.config)}\0".encode())  # [passwords] and ALBUMEN_PASSWORD_* (keyed)
-    for extra in (albumen_home() / "secret", albumen_home() / "rotations.json"):
-        try:
-            h.update(extra.read_bytes())
-        except OSError:
-            h.update(b"-")
     for folder in [*theme_dirs(theme), *more_templates]:
         for path in sorted(folder.rglob("*")):
             st = path.stat()
@@ -64,6 +60,19 @@ def fingerprint(
         h.update(f"M{folder}\0".encode("utf-8", "surrogateescape"))
         for entry in entries or ():
             h.update(f"{entry.name}\0{entry.size}\0{entry.mtime_ns}\0".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def with_secret(read: str) -> str:
+    """A fingerprint (see fingerprint) with the private-link secret and its rotations, read now: the
+    build that makes the secret records the fingerprint its next build reads (one taken before the
+    secret existed never matched again, and the build after the first did all its work again)."""
+    h = hashlib.sha256(read.encode())
+    for extra in (albumen_home() / "secret", albumen_home() / "rotations.json"):
+        try:
+            h.update(extra.read_bytes())
+        except OSError:
+            h.update(b"-")
     return h.hexdigest()
 
 
