@@ -131,6 +131,10 @@ def test_every_page_type_at_every_size(sites, browser, axe_script, width, scheme
                 problems.append(f"{label}: {wide[0]} px wide in a {wide[1]} px window")
             for shown in page.evaluate(OVERSIZE):
                 problems.append(f"{label}: {shown[0]} shown at {shown[1]:.0f}x{shown[2]:.0f}, its largest file is {shown[3]}x{shown[4]:.0f}")
+            unpainted = page.evaluate("() => [...document.querySelectorAll('.cards, .grid')]"
+                                      ".filter(e => getComputedStyle(e).visibility !== 'visible').length")
+            if unpainted:  # (kept hidden until their end marker arrives: one missing hides them for good)
+                problems.append(f"{label}: {unpainted} card lists or grids left unpainted")
             cls = page.evaluate("() => [window.__cls, window.__shifted.slice(0, 4)]")
             if cls[0] > 0:
                 problems.append(f"{label}: layout shift {cls[0]:.4f} of {cls[1]}")

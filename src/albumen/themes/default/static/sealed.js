@@ -339,6 +339,7 @@
         cards.appendChild(li);
       });
       section.appendChild(cards);
+      section.appendChild(el("i", "cards-end", { hidden: "" }));  // the theme paints the cards once this follows them
       main.appendChild(section);
     }
     if (album.media.length) {
