@@ -275,8 +275,7 @@ def _run(
     del todo  # each job is let go once made (see run_jobs): a big library's jobs do not all stay
     for result in results:
         if writer is None:  # the workers have their first tasks: get the page writer ready meanwhile
-            writer = early.writer = PageWriter(renderer, sink, cache, report, forced, damaged)
-            writer.settle(settled)
+            writer = early.writer = PageWriter(renderer, sink, cache, report, forced, damaged, settled)
         if not tally.take(result):
             early.stop()
             continue
@@ -293,9 +292,7 @@ def _run(
 
     # -- pages ------------------------------------------------------------------
     # views read the gallery as it is now
-    if writer is None:
-        writer = PageWriter(renderer, sink, cache, report, forced, damaged)
-        writer.settle(settled)
+    writer = writer or PageWriter(renderer, sink, cache, report, forced, damaged, settled)
     kept = renderer.settled  # (their media's outputs are counted already: see PageWriter.settle)
     cache.add_outputs(
         out for uri, mp in plan.media.items()

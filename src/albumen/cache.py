@@ -277,6 +277,9 @@ class BuildCache(ScanCache):
         self._transaction("INSERT INTO temp.claims VALUES (?, ?)", rows)
         return None
 
+    # each recorded page (j.value: [dest_uri, template, sitemap url, lastmod]) of the albums claim_recorded settled
+    _SETTLED_PAGES = "FROM albums a JOIN temp.settled USING (album_uri), json_each(a.pages) j"
+
     def claim_recorded(self, album_uris: Iterable[str]) -> bool:
         """Claim_pages and mark_current for the pages recorded for these albums (see get_album), and
         mark_current for their media's outputs, worked out by SQLite from the records; False, and nothing
@@ -284,7 +287,7 @@ class BuildCache(ScanCache):
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS settled (album_uri TEXT PRIMARY KEY)")
         self.db.execute("DELETE FROM temp.settled")
         self._transaction("INSERT OR IGNORE INTO temp.settled VALUES (?)", ((u,) for u in album_uris))
-        pages = "FROM albums a JOIN temp.settled USING (album_uri), json_each(a.pages) j"
+        pages = self._SETTLED_PAGES
         self.db.execute("BEGIN")
         try:
             self.db.execute(
@@ -305,8 +308,7 @@ class BuildCache(ScanCache):
         """Add the sitemap rows recorded with the pages of the albums claim_recorded claimed."""
         self.db.execute(
             "INSERT OR REPLACE INTO temp.sitemap SELECT json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]') "
-            "FROM albums a JOIN temp.settled USING (album_uri), json_each(a.pages) j "
-            "WHERE json_extract(j.value, '$[2]') IS NOT NULL"
+            f"{self._SETTLED_PAGES} WHERE json_extract(j.value, '$[2]') IS NOT NULL"  # noqa: S608
         )
 
     def sitemap_add(self, rows: Iterable[tuple[str, str]]) -> None:
@@ -329,8 +331,7 @@ class BuildCache(ScanCache):
     def unclaim_recorded(self) -> None:
         """Undo claim_recorded's counting of those pages among this build's outputs (they are listed again)."""
         self.db.execute(
-            "DELETE FROM temp.current_outputs WHERE dest_uri IN (SELECT json_extract(j.value, '$[0]') "
-            "FROM albums a JOIN temp.settled USING (album_uri), json_each(a.pages) j)"
+            f"DELETE FROM temp.current_outputs WHERE dest_uri IN (SELECT json_extract(j.value, '$[0]') {self._SETTLED_PAGES})"  # noqa: S608
         )
 
     def forget_claims(self) -> None:

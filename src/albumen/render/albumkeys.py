@@ -118,17 +118,16 @@ class AlbumRecords:
     def __init__(self, cache: BuildCache) -> None:
         self.cache = cache
         self.pending: list[tuple[str, str, list, list]] = []  # (album, fingerprint, pages, outputs) listed, not written yet
-        self.complete = True  # whether the last record asked for held its media's outputs (see recorded)
         self.listed: set[str] = set()
 
-    def recorded(self, uri: str, key: str) -> list | None:
-        """The album's pages as recorded under this fingerprint, or None."""
+    def recorded(self, uri: str, key: str) -> tuple[list, bool] | None:
+        """The album's pages as recorded under this fingerprint, and whether the record holds its media's
+        outputs too (one from before it did not), or None."""
         row = self.cache.get_album(uri)
         if row is None or row[0] != key:
             return None
-        self.complete = row[2] is not None
         try:
-            return json.loads(row[1])
+            return json.loads(row[1]), row[2] is not None
         except ValueError:
             return None
 

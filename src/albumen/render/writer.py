@@ -36,9 +36,9 @@ class PageWriter:
     batch, never a map of every page's key: 100,000 photos would keep ~20 MB of them)."""
 
     def __init__(self, renderer: SiteRenderer, sink: DiskSink, cache: BuildCache, report: BuildReport,
-                 forced: Callable[[str | None], bool], damaged: dict[str, int | None]):
+                 forced: Callable[[str | None], bool], damaged: dict[str, int | None], settled: set[str] = frozenset()):
         """forced(album): whether the pages of that album (None: pages of no album) are to be written
-        whatever their key says."""
+        whatever their key says. settled: albums whose pages are kept as recorded (see settle)."""
         self.renderer = renderer
         self.damaged = damaged  # pages of the last build missing or changed since: written again if they differ
         self.sink = sink
@@ -52,6 +52,7 @@ class PageWriter:
         self.held = 0  # media views held by the offered pages alone
         self.deferred_keys: dict[str, str] = {}  # pages waiting in the sink to replace the last build's
         renderer.page_ok = self.as_written
+        self.settle(settled)
 
     def as_written(self, album_uri: str | None, dest_uris: Iterable[str]) -> bool:
         """Whether these pages of an album can be kept without rendering them: not forced, each in the

@@ -250,11 +250,10 @@ def scan_source(
     for listing in listings:
         found = kept.pop(listing.src_uri, None)
         if found is None:
-            found = _scan_folder(listing, records, gallery, tz, config.file_dates, kinds)
+            found = _scan_folder(listing, records, tz, config.file_dates, kinds)
             if settings is not None and listing.src_uri not in unsettled:
                 made.append((listing.src_uri, keys[listing.src_uri], snapshots.dump(found)))
-        else:
-            gallery.media.update((m.src_uri, m) for m in found.media)
+        gallery.media.update((m.src_uri, m) for m in found.media)
         gallery.ignored += found.ignored
         gallery.skipped += found.skipped
         gallery.warnings += found.warnings
@@ -443,12 +442,11 @@ def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
 
 
 def _scan_folder(
-    listing: DirListing, all_records: dict[str, FileRecord], into: Gallery, tz: tzinfo, file_dates: bool = False,
+    listing: DirListing, all_records: dict[str, FileRecord], tz: tzinfo, file_dates: bool = False,
     kinds: set[str] = frozenset(),
 ) -> snapshots.FolderScan:
     """The folder's photos and videos, with their sidecars, companions and captions, and the items of
-    plugins' media kinds (kinds); its media are added to the gallery `into`, and the folder's ignored
-    and skipped files and warnings returned with them."""
+    plugins' media kinds (kinds), with the folder's ignored and skipped files and warnings."""
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
     gallery = Gallery()  # this folder's findings (see scan.snapshots)
     sidecars: dict[str, FileEntry] = {}
@@ -511,7 +509,7 @@ def _scan_folder(
             tracks=_tracks_for(entry.name, captions, prefix, used_captions) if record.kind == "video" else (),
         )
         resolve_media(media, tz, file_dates)
-        gallery.media[src_uri] = into.media[src_uri] = media
+        gallery.media[src_uri] = media
     if sidecars or captions:
         unused = set(sidecars) - used_sidecars
         gallery.ignored += [prefix + name for name in sorted(unused | (set(captions) - used_captions))]
