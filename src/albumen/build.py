@@ -295,8 +295,7 @@ def _run(
     writer = writer or PageWriter(renderer, sink, cache, report, forced, damaged, settled)
     kept = renderer.settled  # (their media's outputs are counted already: see PageWriter.settle)
     cache.add_outputs(
-        out for uri, mp in plan.media.items()
-        if uri in gallery.media and gallery.media[uri].album_uri not in kept for out in mp.output_uris()
+        out for uri, media in gallery.media.items() if media.album_uri not in kept for out in plan.media[uri].output_uris()
     )
     render_pages(writer, listed, reporter, config)
     writer.commit()  # the pages that replace the last build's, now that every new one is written
@@ -307,7 +306,7 @@ def _run(
     stale = remove_stale_outputs(cache, output)
     report.stale_removed = stale.removed
     cache.forget_other_pages()
-    if cache.placeholder_count() > len(plan.media) * 1.1 + PLACEHOLDERS_SPARE:
+    if cache.placeholder_count() > len(gallery.media) * 1.1 + PLACEHOLDERS_SPARE:
         cache.keep_placeholders(placeholder_key(mp.thumb_uri) for mp in plan.media.values())
     report.albums = sum(1 for a in gallery.albums.values() if is_published(a))
     report.photos = sum(1 for m in gallery.media.values() if m.kind == "image")

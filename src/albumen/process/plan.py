@@ -12,7 +12,7 @@ import math
 import os
 import posixpath
 import re
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from hashlib import sha256
@@ -183,10 +183,74 @@ class MediaPlan:
         return display["jpeg"][-1] if "jpeg" in display else next(iter(display.values()))[-1]
 
 
+class MediaPlans(MutableMapping[str, MediaPlan]):
+    """Every media's plan, made the first time it is asked for (see plan_site): a rebuild after one change
+    asks only for the plans of the albums that change reaches, and of the photos the stream pages and
+    feeds it renders show. A million photos' plans took ~5 s and ~300 MB to make all at once.
+
+    Its keys are the gallery's media (the mapping given, read as it is when asked)."""
+
+    def __init__(self, make: Callable[[str], MediaPlan], media: Container[str] | None = None) -> None:
+        self._make = make
+        self._media = media if media is not None else {}
+        self._plans: dict[str, MediaPlan] = {}
+
+    def __getitem__(self, uri: str) -> MediaPlan:
+        plan = self._plans.get(uri)
+        if plan is None:
+            if uri not in self._media:
+                raise KeyError(uri)
+            plan = self._plans[uri] = self._make(uri)
+        return plan
+
+    def __setitem__(self, uri: str, plan: MediaPlan) -> None:
+        self._plans[uri] = plan
+
+    def __delitem__(self, uri: str) -> None:
+        del self._plans[uri]
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self._plans or uri in self._media
+
+    def __iter__(self) -> Iterator[str]:
+        seen = set(self._plans)
+        yield from self._plans
+        yield from (uri for uri in self._media if uri not in seen)  # type: ignore[attr-defined]
+
+    def __len__(self) -> int:
+        return len(self._media) + sum(1 for uri in self._plans if uri not in self._media)  # type: ignore[arg-type]
+
+    @property
+    def made(self) -> int:
+        """How many plans were made (bench and tests: a one-photo rebuild makes few)."""
+        return len(self._plans)
+
+
+@lru_cache(maxsize=1)
+def planner_code() -> str:
+    """A digest of the code that plans outputs (this module and the recipes'): part of the album
+    fingerprints (see render.albumkeys), which tell an album's plans unchanged without making them, so
+    that a change of how outputs are named or made is a change of every album."""
+    from . import specs
+
+    h = sha256()
+    for path in (__file__, specs.__file__):
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def _no_plan(uri: str) -> MediaPlan:
+    raise KeyError(uri)
+
+
 @dataclass
 class SitePlan:
     album_dirs: dict[str, str] = field(default_factory=dict)  # album src_uri -> dest dir ('' is the root)
-    media: dict[str, MediaPlan] = field(default_factory=dict)
+    media: MutableMapping[str, MediaPlan] = field(default_factory=lambda: MediaPlans(_no_plan))
+    media_dirs: dict[str, str] = field(default_factory=dict)  # media src_uri -> its page's dest dir
+    covers: Container[str] = frozenset()  # media that are an album card's cover (they get card images)
+    video_encoder: str = ""  # what encodes the videos, with its version (part of their recipes)
     warnings: list[str] = field(default_factory=list)
     # a plugin media kind -> the plugin function that draws its items' pictures, and their extension
     makers: dict[str, tuple[FilterCall, str]] = field(default_factory=dict)
@@ -348,29 +412,37 @@ def plan_site(
         from .video import encoder_identity
 
         video_encoder = encoder_identity(None)
-    plan = SitePlan()
+    plan = SitePlan(video_encoder=video_encoder or "")
     _LOOKS.clear()  # shared within this plan; a long-lived process (serve) keeps none of the last one's
     _RECIPES.clear()
     reserved = {config.stream.path} if config.stream.enabled else set()
-    plan.album_dirs, media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
+    plan.album_dirs, plan.media_dirs, plan.warnings = assign_dirs(gallery, config.pages.slugs, reserved, private)
     filtering = plugins is not None and plugins.has("albumen_image_filters")
     # the covers of albums shown as cards: their parent's children (not the top album, nor one behind
     # a private link of its own, whose card is on no page); a password album's pages show its sealed
     # thumbnails instead (see albumen.seal)
-    covers = {gallery.albums[child].cover for album in gallery.albums.values() if not (units and album.zone in units)
-              for child in album.children}
-    for uri, media in gallery.media.items():
+    plan.covers = {gallery.albums[child].cover for album in gallery.albums.values()
+                   if not (units and album.zone in units) for child in album.children}
+
+    def make(uri: str) -> MediaPlan:
+        media = gallery.media[uri]
         if media.kind not in ("image", "video"):  # a plugin's media kind
             if media.kind not in plan.makers:
                 plan.makers[media.kind] = plugins.maker(media.kind)
-            plan.media[uri] = _plan_kind(media, media_dirs[uri], config, *plan.makers[media.kind])
-            continue
+            return _plan_kind(media, plan.media_dirs[uri], config, *plan.makers[media.kind])
         filters = plugins.image_filters(media_facts(media, gallery)) if filtering else ()
+        if media.info.kind == "image":
+            return _plan_image(media, plan.media_dirs[uri], config, filters, uri in plan.covers)
+        return _plan_video(media, plan.media_dirs[uri], config, plan.video_encoder, filters)
+
+    plan.media = MediaPlans(make, gallery.media)
+    # plugins (their media kinds and filters are asked for in media order) and password albums (sealed
+    # below) have every plan made now; else each is made when first asked for (see MediaPlans)
+    every = plugins is not None or bool(units)
+    for uri, media in gallery.media.items():
+        if every:
+            plan.media[uri]  # noqa: B018 (made now)
         info = media.info
-        if info.kind == "image":
-            plan.media[uri] = _plan_image(media, media_dirs[uri], config, filters, uri in covers)
-        else:
-            plan.media[uri] = _plan_video(media, media_dirs[uri], config, video_encoder or "", filters)
         too_big = info.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
         if too_big:
             plan.warnings.append(f"{uri}: {too_big}: published as a still image, its first frame")

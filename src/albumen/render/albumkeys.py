@@ -8,7 +8,9 @@ album's input fingerprint covers:
   record, its sidecar and captions, and index.md are read from these), the time zone and the build's
   global key (theme, config, site, Albumen's version);
 - the album as arranged (title, description, dates, counts, cover, privacy, its media in order and
-  their plans' folders and output names, which carry content and recipe hashes);
+  their pages' folders, and which of them are covers): with the config and the planner's code, what
+  their plans (output names, which carry content and recipe hashes) are made of, so that an album is
+  told unchanged without making its media's plans (see process.plan.MediaPlans);
 - its URL and breadcrumbs, and each sub-album card it shows (that album's own part, URL and
   breadcrumbs, and the album its cover comes from), and the album its own cover comes from.
 
@@ -24,6 +26,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..process.plan import planner_code
 from ..scan.dates import local_zone_name
 from .keys import digest
 
@@ -48,7 +51,7 @@ class AlbumInputs:
         self.crumbs = crumbs
         self.album_url = album_url
         self._own: dict[str, str | None] = {}
-        self._looks: dict[int, str] = {}
+        self.planned = digest(planner_code(), ctx.plan.video_encoder)  # (see own)
 
     def key(self, uri: str) -> str | None:
         """The album's input fingerprint, or None when its pages must be compared view by view."""
@@ -83,29 +86,22 @@ class AlbumInputs:
         if folder is not None and not _links(album.description_html) and not album.documents:
             media = [gallery.media[m] for m in album.media]
             if not any(_links(m.description_html) for m in media):
-                plans = [plan.media.get(m) for m in album.media]
-                if None not in plans:
+                # its media's plans, told by what they are made of: the media (the folder's files and
+                # the config, above), their pages' folders, which are covers, and the planner itself
+                dirs = plan.media_dirs
+                if all(m in dirs for m in album.media):
                     facts = (
                         album.title, album.description_html, album.sidecar.src_uri if album.sidecar else None,
                         album.date_start, album.date_end, album.dates_guessed, album.photo_count,
                         album.video_count, album.cover, album.zone, album.marked_private, album.depth,
                     )
+                    covers = plan.covers
                     result = digest(
-                        folder, repr(facts), "\0".join(album.media),
-                        "\0".join(f"{p.dest_dir}\0{p.digests}\0{self._look(p)}" for p in plans),
+                        folder, repr(facts), "\0".join(album.media), self.planned,
+                        "\0".join(f"{dirs[m]}\0{'c' if m in covers else ''}" for m in album.media),
                     )
         self._own[uri] = result
         return result
-
-    def _look(self, media_plan) -> str:
-        """The looks and anything rarer (videos, captions, filters) of a media's plan, as text: looks
-        are shared between media of one size, so each is written out once."""
-        text = self._looks.get(id(media_plan.looks))
-        if text is None:
-            text = self._looks[id(media_plan.looks)] = digest(repr(media_plan.looks))
-        if media_plan.videos or media_plan.tracks or media_plan.filters:
-            text += repr((media_plan.videos, media_plan.tracks, media_plan.filters))
-        return text
 
 
 PENDING = "pending:"
