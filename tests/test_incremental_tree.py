@@ -266,3 +266,77 @@ def test_a_sitemap_past_its_limit_is_an_index_of_files_with_every_page_once_in_o
             got += urls
         assert got == want, step
         assert not (site / f"sitemap-{len(files) + 1}.xml").exists()
+
+
+def test_plans_are_made_only_for_the_albums_a_change_reaches_and_the_pages_it_renders(tmp_path, isolated_cache, monkeypatch):
+    """A settled album's photos are not planned (process.plan.MediaPlans): their album's fingerprint
+    says what their plans are made of. The changed album's photos are, and so are those the pages
+    rendered show (a card's cover, the stream page of the change); the site is a clean build's."""
+    import albumen.process.plan as plan_module
+
+    planned: list[str] = []
+    real = plan_module._plan_image
+    monkeypatch.setattr(plan_module, "_plan_image", lambda media, *a, **k: planned.append(media.src_uri) or real(media, *a, **k))
+    src = make_gallery(tmp_path / "photos")
+    conf = write_config(tmp_path, CONFIG)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    assert len(planned) == sum(len(photos) for photos in ALBUMS.values())
+    planned.clear()
+    edit_caption(src)
+    build_site(src, site, "-c", str(conf))
+    assert {f"Trips/Alps/{name}.jpg" for name, _ in ALBUMS["Trips/Alps"]} <= set(planned)
+    # City (settled) shows on no page rendered but the stream page of alp2's day (5: days 6 to 3) and
+    # the home page (its card's cover, its newest photo)
+    assert {uri for uri in planned if uri.startswith("City/")} <= {"City/city1.jpg", "City/city4.jpg"}, planned
+    assert "City/city2.jpg" not in planned and "Home/home1.jpg" in planned
+
+    clean = tmp_path / "clean" / "site"
+    clean_src = tmp_path / "clean" / "photos"
+    shutil.copytree(src, clean_src)
+    build_site(clean_src, clean, "-c", str(conf))
+    got, want = files(site), files(clean)
+    assert sorted(got) == sorted(want)
+    assert [name for name in want if got[name] != want[name]] == []
+
+
+def test_a_cache_from_before_outputs_named_their_album_settles_nothing_until_listed_again(tmp_path, isolated_cache, monkeypatch):
+    """The manifest names the album whose record lists each output (cache.set_albums), and a settled
+    album's outputs are this build's by that name. A cache from before has no such names: its records
+    settle no album (else every settled album's files would be stale, and removed), the rebuild gives
+    the clean build, and the one after settles again."""
+    import sqlite3
+
+    from albumen.render.writer import PageWriter
+
+    settled: list[set[str]] = []
+    real = PageWriter.settle
+    monkeypatch.setattr(PageWriter, "settle", lambda self, albums: settled.append(set(albums)) or real(self, albums))
+    src = make_gallery(tmp_path / "photos")
+    conf = write_config(tmp_path, CONFIG)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    caches = list(isolated_cache.rglob("cache.sqlite"))
+    assert len(caches) == 1
+    with sqlite3.connect(caches[0]) as db:
+        db.executescript("DROP INDEX outputs_by_album; ALTER TABLE outputs DROP COLUMN album;")
+    delete(src)  # City/city2.jpg: its outputs are stale
+    settled.clear()
+    build_site(src, site, "-c", str(conf))
+    assert settled in ([], [set()]), settled
+
+    clean = tmp_path / "clean" / "site"
+    clean_src = tmp_path / "clean" / "photos"
+    shutil.copytree(src, clean_src)
+    build_site(clean_src, clean, "-c", str(conf))
+    got, want = files(site), files(clean)
+    assert sorted(got) == sorted(want)
+    assert [name for name in want if got[name] != want[name]] == []
+
+    settled.clear()
+    edit_caption(src)
+    build_site(src, site, "-c", str(conf))
+    assert settled and settled[-1] >= {"City", "Home"}, settled
+    with sqlite3.connect(caches[0]) as db:
+        named = dict(db.execute("SELECT album, count(*) FROM outputs WHERE album IS NOT NULL GROUP BY album"))
+    assert set(named) >= {"City", "Home", "Trips/Beach"}, named
