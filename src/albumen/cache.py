@@ -15,7 +15,6 @@ a usable cache; an unreadable cache is replaced, with a warning.
 from __future__ import annotations
 
 import hashlib
-import heapq
 import os
 import pickle
 import sqlite3
@@ -95,7 +94,7 @@ class BuildCache(ScanCache):
             CREATE TABLE IF NOT EXISTS pages (dest_uri TEXT PRIMARY KEY, key TEXT);
             CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
             -- (name: see output_named, added below)
-            CREATE TABLE IF NOT EXISTS albums (album_uri TEXT PRIMARY KEY, key TEXT, pages TEXT, outputs TEXT);
+            CREATE TABLE IF NOT EXISTS albums (album_uri TEXT PRIMARY KEY, key TEXT, pages TEXT, outputs TEXT, unindexed TEXT);
             CREATE TABLE IF NOT EXISTS media_views (uri TEXT PRIMARY KEY, digest TEXT);
             CREATE TABLE IF NOT EXISTS folders (folder TEXT PRIMARY KEY, key TEXT, snapshot BLOB);
             CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
@@ -124,6 +123,8 @@ class BuildCache(ScanCache):
             # settled until they are listed again and say so
             db.execute("ALTER TABLE outputs ADD COLUMN album TEXT")
             db.execute("UPDATE albums SET outputs = NULL")
+        if "unindexed" not in {row[1] for row in db.execute("PRAGMA table_info(albums)")}:
+            db.execute("ALTER TABLE albums ADD COLUMN unindexed TEXT")  # (see folders_without_index)
         db.execute("CREATE INDEX IF NOT EXISTS outputs_by_album ON outputs (album) WHERE album IS NOT NULL")
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None or row[0] != SCHEMA_VERSION:
@@ -357,30 +358,34 @@ class BuildCache(ScanCache):
         return dict(self._select_in("media_views", "uri", uris))
 
     # -- albums' input fingerprints and the pages they listed (see render.albumkeys) ------
-    def get_album(self, album_uri: str) -> tuple[str, str, str | None] | None:
-        """(input fingerprint, its pages as JSON, its media's outputs as JSON or None) recorded for an album."""
-        return self.db.execute("SELECT key, pages, outputs FROM albums WHERE album_uri = ?", (album_uri,)).fetchone()
+    def get_album(self, album_uri: str) -> tuple[str, str, bool] | None:
+        """(input fingerprint, its pages as JSON, whether the record is whole) recorded for an album: a
+        record from before they were kept lacks its media's outputs and its folders without an index."""
+        return self.db.execute(
+            "SELECT key, pages, outputs IS NOT NULL AND unindexed IS NOT NULL FROM albums WHERE album_uri = ?", (album_uri,)
+        ).fetchone()
 
     def album_keys(self) -> dict[str, str]:
-        """The recorded input fingerprint of every album recorded with its media's outputs (see get_album)."""
-        return dict(self.db.execute("SELECT album_uri, key FROM albums WHERE outputs IS NOT NULL"))
+        """The recorded input fingerprint of every album whose record is whole (see get_album)."""
+        return dict(self.db.execute("SELECT album_uri, key FROM albums WHERE outputs IS NOT NULL AND unindexed IS NOT NULL"))
 
-    def set_albums(self, rows: list[tuple[str, str, str, str]], drop: Iterable[str] = ()) -> None:
-        """Record (album_uri, fingerprint, pages, outputs) of albums whose pages are all written; forget
-        `drop`'s. Each output an album's record lists (its pages and its media's outputs) is marked as
-        that album's in the manifest (see claim_recorded), and no other is."""
+    def set_albums(self, rows: list[tuple[str, str, str, str, str]], drop: Iterable[str] = ()) -> None:
+        """Record (album_uri, fingerprint, pages, outputs, unindexed: JSON lists) of albums whose pages are
+        all written; forget `drop`'s. Each output an album's record lists (its pages and its media's
+        outputs) is marked as that album's in the manifest (see claim_recorded), and no other is.
+        unindexed: the folders of those outputs (and above) where they have no index.html."""
         drop = [(uri,) for uri in drop]
         if drop:
             self._transaction("DELETE FROM albums WHERE album_uri = ?", drop, "UPDATE outputs SET album = NULL WHERE album = ?")
         if rows:
             self.db.execute("BEGIN")
             try:
-                self.db.executemany("INSERT OR REPLACE INTO albums (album_uri, key, pages, outputs) VALUES (?, ?, ?, ?)", rows)
+                self.db.executemany("INSERT OR REPLACE INTO albums (album_uri, key, pages, outputs, unindexed) VALUES (?, ?, ?, ?, ?)", rows)
                 self.db.executemany("UPDATE outputs SET album = NULL WHERE album = ?", [(row[0],) for row in rows])
                 self.db.executemany(
                     "UPDATE outputs SET album = ?1 WHERE dest_uri IN "
                     "(SELECT json_extract(value, '$[0]') FROM json_each(?2) UNION ALL SELECT value FROM json_each(?3))",
-                    [(uri, pages, outputs) for uri, _, pages, outputs in rows],
+                    [(uri, pages, outputs) for uri, _, pages, outputs, _ in rows],
                 )
             except BaseException:
                 self.db.execute("ROLLBACK")
@@ -475,29 +480,23 @@ class BuildCache(ScanCache):
         """Every folder of this build's outputs (as marked so far) that has no index.html, with the
         nearest folder above it that has one ('' for the top), in name order.
 
-        One pass over the outputs in name order, where everything below a folder comes together: the
-        folders open around the output being read are all that is held (no set of every folder: ~100 MB
-        of names at a million photos). A recursive query in SQLite took 1.1 s at 100,000 photos, a
-        seventh of a rebuild after one change: its string functions cost more than the names."""
+        The settled albums' records name such folders among their outputs (see set_albums): only
+        those are looked up. This build's other outputs are gone through in name order, where
+        everything below a folder comes together: the folders open around the output being read are
+        all that is held (no set of every folder: ~100 MB of names at a million photos). A recursive
+        query in SQLite took 1.1 s at 100,000 photos, a seventh of a rebuild after one change: its
+        string functions cost more than the names."""
         open_: list[list] = []  # [folder, has an index.html] of the folders around the last output read
-        missing: list[str] = []
+        missing: set[str] = set()
         last = None
-        # in the manifest's order (no sort), and the few not recorded in it yet
-        recorded = (uri for (uri,) in self.db.execute(
-            "SELECT dest_uri FROM outputs WHERE album IN (SELECT album_uri FROM temp.settled) "
-            "OR dest_uri IN (SELECT dest_uri FROM temp.current_outputs) ORDER BY dest_uri"
-        ))
-        others = [uri for (uri,) in self.db.execute(
-            "SELECT dest_uri FROM temp.current_outputs WHERE dest_uri NOT IN (SELECT dest_uri FROM outputs) ORDER BY dest_uri"
-        )]
-        for uri in heapq.merge(recorded, others) if others else recorded:
+        for (uri,) in self.db.execute("SELECT dest_uri FROM temp.current_outputs ORDER BY dest_uri"):
             folder, _, name = uri.rpartition("/")
             if folder != last:
                 last = folder
                 while open_ and not uri.startswith(open_[-1][0] + "/"):  # left behind: nothing more below it
                     done, has_index = open_.pop()
                     if not has_index:
-                        missing.append(done)
+                        missing.add(done)
                 if folder and (not open_ or open_[-1][0] != folder):
                     at = len(open_[-1][0]) + 1 if open_ else 0
                     while (at := folder.find("/", at)) != -1:
@@ -506,9 +505,15 @@ class BuildCache(ScanCache):
                     open_.append([folder, False])
             if name == "index.html" and folder:
                 open_[-1][1] = True
-        missing += [folder for folder, has_index in reversed(open_) if not has_index]
+        missing.update(folder for folder, has_index in open_ if not has_index)
+        missing.update(folder for (folder,) in self.db.execute(
+            "SELECT j.value FROM albums a JOIN temp.settled USING (album_uri), json_each(a.unindexed) j"
+        ))
+        settled = self.db.execute("SELECT 1 FROM temp.settled LIMIT 1").fetchone() is not None
         out = []
         for folder in sorted(missing):
+            if settled and self.is_current(f"{folder}/index.html"):  # (a settled album's, or this build's)
+                continue
             target = folder.rpartition("/")[0]
             while target and not self.is_current(f"{target}/index.html"):
                 target = target.rpartition("/")[0]

@@ -123,7 +123,7 @@ class AlbumRecords:
         if row is None or row[0] != key:
             return None
         try:
-            return json.loads(row[1]), row[2] is not None
+            return json.loads(row[1]), bool(row[2])
         except ValueError:
             return None
 
@@ -148,7 +148,8 @@ class AlbumRecords:
                 continue
             if deferred is not None and any(deferred(page[0]) for page in pages):
                 key = PENDING + key
-            rows.append((uri, key, json.dumps(pages, separators=(",", ":")), json.dumps(outputs, separators=(",", ":"))))
+            rows.append((uri, key, json.dumps(pages, separators=(",", ":")), json.dumps(outputs, separators=(",", ":")),
+                         json.dumps(unindexed([page[0] for page in pages], outputs), separators=(",", ":"))))
         self.pending = []
         self.cache.set_albums(rows, drop)
 
@@ -165,6 +166,22 @@ class AlbumRecords:
     def finish(self, deferred: Callable[[str], bool]) -> None:
         self.commit(deferred=deferred)
         self.cache.keep_albums(self.listed)
+
+
+def unindexed(*lists: Iterable[str]) -> list[str]:
+    """The folders of these output paths, and those above them (not the top), that have no index.html
+    among them (see cache.folders_without_index): an album's are its parents' folders and few more."""
+    folders: set[str] = set()
+    indexed: set[str] = set()
+    for paths in lists:
+        for path in paths:
+            folder, _, name = path.rpartition("/")
+            if name == "index.html":
+                indexed.add(folder)
+            while folder and folder not in folders:
+                folders.add(folder)
+                folder = folder.rpartition("/")[0]
+    return sorted(folders - indexed)
 
 
 def kept_pages(pages: list, page_ok: Callable[[str | None, Iterable[str]], bool] | None, uri: str) -> Any:

@@ -546,7 +546,7 @@ class SiteRenderer:
             pages, complete = records.recorded(uri, key) or (None, False)
             if pages is not None and self.page_ok is not None and self.page_ok(uri, [p[0] for p in pages]):
                 records.kept(uri)
-                if not complete:  # recorded before its outputs were: recorded again with them
+                if not complete:  # a record from before records were whole (see cache.get_album): recorded again
                     records.add(uri, key, pages, self._album_outputs(uri))
                 if self.sitemap_on:
                     self.sitemap_rows.add((sitemap, lastmod) for _, _, sitemap, lastmod in pages if sitemap is not None)
