@@ -315,30 +315,18 @@ def assign_dirs(
     for album in gallery.walk_albums():
         base = album_dirs[album.src_uri]
         reserved = (RESERVED_TOP | set(reserved_top)) if album.src_uri == "" else RESERVED_ALBUM
-        taken: dict[str, str] = {}
-        entries = [(gallery.albums[c].name, c, "album") for c in album.children]
-        entries.sort(key=lambda e: natural_key(e[0]))
-        media_entries = [(gallery.media[m].name, m, "media") for m in album.media + album.documents]
-        media_entries.sort(key=lambda e: natural_key(e[0]))
-        for name, uri, kind in entries + media_entries:
-            wanted = make(name) if kind == "album" else _media_segment(name, mode)
-            segment = wanted
-            n = 1
-            while segment.casefold() in taken or segment.casefold() in reserved:
-                n += 1
-                segment = f"{wanted}-{n}"
-            if segment != wanted:
-                if wanted.casefold() in reserved:
-                    warnings.append(f"{uri}: '{wanted}' is a name the site itself uses; published as '{segment}'")
-                else:
-                    other = taken[wanted.casefold()]
-                    warnings.append(f"{uri}: same URL name '{wanted}' as {other}; published as '{segment}'")
-            taken[segment.casefold()] = uri
-            target = f"{base}/{segment}" if base else segment  # (posixpath.join: a segment holds no '/')
-            if kind == "album":
-                album_dirs[uri] = target
-            else:
-                media_dirs[uri] = target
+        children = [(make(gallery.albums[c].name), c) for c in album.children]
+        media = [(_media_segment(gallery.media[m].name, mode), m) for m in (*album.media, *album.documents)]
+        folded = {segment.casefold() for segment, _ in children} | {segment.casefold() for segment, _ in media}
+        if len(folded) == len(children) + len(media) and folded.isdisjoint(reserved):
+            # no two names alike, none the site's own: each as wanted, in any order (the sort by name
+            # below, for the first of two alike to keep its name, cost 0.15 s at 100,000 photos)
+            for segment, uri in children:
+                album_dirs[uri] = f"{base}/{segment}" if base else segment
+            for segment, uri in media:
+                media_dirs[uri] = f"{base}/{segment}" if base else segment
+        else:
+            _assign_clashing(gallery, album, base, reserved, make, mode, album_dirs, media_dirs, warnings)
         for uri in album.hidden:  # never linked from here: a private link, or nothing public to show
             if uri in private:
                 album_dirs[uri] = private[uri]
@@ -346,6 +334,38 @@ def assign_dirs(
                 segment = make(gallery.albums[uri].name)
                 album_dirs[uri] = posixpath.join(base, segment) if base else segment
     return album_dirs, media_dirs, warnings
+
+
+def _assign_clashing(
+    gallery: Gallery, album, base: str, reserved: set[str], make: Callable[[str], str], mode: str,
+    album_dirs: dict[str, str], media_dirs: dict[str, str], warnings: list[str],
+) -> None:
+    """assign_dirs for an album where two names are alike, or one is the site's own: in name order
+    (sub-albums first), the first keeps its name, the others get '-2', '-3'..., and each rename is said."""
+    taken: dict[str, str] = {}
+    entries = [(gallery.albums[c].name, c, "album") for c in album.children]
+    entries.sort(key=lambda e: natural_key(e[0]))
+    media_entries = [(gallery.media[m].name, m, "media") for m in album.media + album.documents]
+    media_entries.sort(key=lambda e: natural_key(e[0]))
+    for name, uri, kind in entries + media_entries:
+        wanted = make(name) if kind == "album" else _media_segment(name, mode)
+        segment = wanted
+        n = 1
+        while segment.casefold() in taken or segment.casefold() in reserved:
+            n += 1
+            segment = f"{wanted}-{n}"
+        if segment != wanted:
+            if wanted.casefold() in reserved:
+                warnings.append(f"{uri}: '{wanted}' is a name the site itself uses; published as '{segment}'")
+            else:
+                other = taken[wanted.casefold()]
+                warnings.append(f"{uri}: same URL name '{wanted}' as {other}; published as '{segment}'")
+        taken[segment.casefold()] = uri
+        target = f"{base}/{segment}" if base else segment  # (posixpath.join: a segment holds no '/')
+        if kind == "album":
+            album_dirs[uri] = target
+        else:
+            media_dirs[uri] = target
 
 
 def thumb_geometry(width: int, height: int, size: int, style: str) -> tuple[int, int, str | None]:

@@ -29,6 +29,7 @@ from .walk import DirListing
 # 1: media as rows of field values (see _row)
 SNAPSHOT_VERSION = 1
 _MEDIA_FIELDS = tuple(f.name for f in fields(Media))
+_SHARED = {"info", "embedded"}  # frozen, hashable and often alike (see dump)
 
 
 @dataclass(slots=True)
@@ -83,7 +84,15 @@ def listing_key(listing: DirListing, settings: str) -> str:
 
 
 def dump(scan: FolderScan) -> bytes:
-    rows = [tuple(getattr(m, name) for name in _MEDIA_FIELDS) for m in scan.media]
+    """The folder's findings, pickled. Media alike share their facts (the photos of one camera and size
+    have the same MediaInfo): each distinct one is pickled once, so that loading makes one object of it
+    for the folder, not one a photo (~130 bytes each: 130 MB at a million photos)."""
+    shared: dict = {}
+    rows = [
+        tuple(shared.setdefault(value, value) if name in _SHARED else value
+              for name, value in zip(_MEDIA_FIELDS, (getattr(m, name) for name in _MEDIA_FIELDS), strict=True))
+        for m in scan.media
+    ]
     return pickle.dumps(
         (SNAPSHOT_VERSION, rows, scan.ignored, [(s.src_uri, s.reason) for s in scan.skipped], scan.warnings),
         protocol=pickle.HIGHEST_PROTOCOL,
