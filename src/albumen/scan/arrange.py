@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
+from operator import itemgetter
+from typing import Any
 
 from ..model import Album, Gallery, Media
 from .sidecar import meta_text
@@ -61,10 +63,14 @@ def _album_sort_key(field: str, album: Album) -> tuple:
 def sort_items(items: list, spec: str, key_fn) -> list:
     """Sort by `spec` ('-' prefix: descending); items lacking the key always come last."""
     field, reverse = parse_sort(spec)
-    keys = {id(x): key_fn(field, x) for x in items}
-    out = sorted(items, key=lambda x: keys[id(x)][1:], reverse=reverse)
-    out.sort(key=lambda x: keys[id(x)][0])
-    return out
+    present: list[tuple[tuple, Any]] = []
+    missing: list[tuple[tuple, Any]] = []
+    for x in items:
+        key = key_fn(field, x)
+        (missing if key[0] else present).append((key[1:], x))
+    present.sort(key=itemgetter(0), reverse=reverse)  # (stable, also reversed: equal keys keep their order)
+    missing.sort(key=itemgetter(0), reverse=reverse)
+    return [x for _, x in present] + [x for _, x in missing]
 
 
 def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
