@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
@@ -142,10 +143,19 @@ def absolute_url(base: str, target: str, links: str = "directory") -> str:
         target += "index.html"
     if _PLAIN_URL(target):  # nothing to quote (a sitemap asks this of every page)
         return base + target
-    return base + quote(target, safe="/._-~")
+    # the folder above quoted once for all the pages in it (quoting goes character by character, and
+    # '/' is one: the parts quoted apart are the whole quoted)
+    cut = target.rfind("/", 0, len(target) - 1) + 1
+    last = target[cut:]
+    return base + _quoted_folder(target[:cut]) + (last if _PLAIN_URL(last) else quote(last, safe="/._-~"))
 
 
 _PLAIN_URL = re.compile(r"[A-Za-z0-9/._~-]*").fullmatch  # what quote(target, safe="/._-~") leaves as it is
+
+
+@lru_cache(maxsize=4096)
+def _quoted_folder(folder: str) -> str:
+    return quote(folder, safe="/._-~")
 
 
 def _bytecode_cache(folder: Path | None) -> FileSystemBytecodeCache | None:
