@@ -311,8 +311,9 @@ class BuildCache(ScanCache):
         claimed already."""
         self.db.execute("DELETE FROM temp.settled")
         self._transaction("INSERT OR IGNORE INTO temp.settled VALUES (?)", ((u,) for u in album_uris))
-        if self.db.execute(
-            "SELECT 1 FROM temp.claims c JOIN outputs o USING (dest_uri) JOIN temp.settled s ON o.album = s.album_uri LIMIT 1"
+        if self.db.execute(  # (the pages claimed so far looked up, not the settled albums' outputs gone through)
+            "SELECT 1 FROM temp.claims c WHERE EXISTS (SELECT 1 FROM outputs o WHERE o.dest_uri = c.dest_uri "
+            "AND o.album IN (SELECT album_uri FROM temp.settled)) LIMIT 1"
         ).fetchone() is not None:
             self.db.execute("DELETE FROM temp.settled")
             return False
