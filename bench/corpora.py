@@ -194,6 +194,16 @@ def _tiny_blobs(count: int = 16) -> list[bytes]:
 
 _BLOBS: list[bytes] = []
 _BASE = dt.datetime(2012, 1, 1, 8, 0, 0)
+_SPAN = int((dt.datetime(2025, 12, 31) - _BASE).total_seconds()) // 60  # minutes: no date in the future
+
+
+def tiny_date(i: int) -> str:
+    """Photo i's EXIF date: 37 minutes after photo i-1 (a few photos a day, every date distinct), from
+    2012 to the end of 2025, then from 2012 again a second later, and so on. (Before, a million photos
+    went on to 2082: 787,703 of them had a date in the future, which Albumen ignores with a warning.)"""
+    minutes = 37 * i
+    when = _BASE + dt.timedelta(minutes=minutes % _SPAN, seconds=minutes // _SPAN)
+    return when.strftime("%Y:%m:%d %H:%M:%S")
 
 
 def _init_worker() -> None:
@@ -210,8 +220,7 @@ def _write_folder(args: tuple[str, int, int]) -> int:
     root, start, stop = args
     os.makedirs(os.path.dirname(_tiny_path(root, start)), exist_ok=True)
     for i in range(start, stop):
-        # 37 minutes apart: a few photos a day, spread over the years, every date distinct
-        when = (_BASE + dt.timedelta(minutes=37 * i)).strftime("%Y:%m:%d %H:%M:%S").encode()
+        when = tiny_date(i).encode()
         data = _BLOBS[i % len(_BLOBS)].replace(PLACEHOLDER, when)
         with open(_tiny_path(root, i), "wb") as f:
             f.write(data)
@@ -255,7 +264,7 @@ def _check_tiny(root: Path, n: int) -> None:
         with Image.open(_tiny_path(str(root), i)) as im:
             im.load()
             when = im.getexif().get_ifd(0x8769).get(0x9003)
-            expect = (_BASE + dt.timedelta(minutes=37 * i)).strftime("%Y:%m:%d %H:%M:%S")
+            expect = tiny_date(i)
             if im.size != (64, 48) or when != expect:
                 raise RuntimeError(f"tiny corpus check failed for #{i}: size {im.size}, date {when!r}")
 

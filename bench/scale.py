@@ -81,7 +81,7 @@ def _write_event(args: tuple[str, str, int, int]) -> int:
     os.makedirs(path, exist_ok=True)
     for k in range(count):
         i = start + k
-        when = (corpora._BASE + dt.timedelta(minutes=37 * i)).strftime("%Y:%m:%d %H:%M:%S").encode()
+        when = corpora.tiny_date(i).encode()
         data = corpora._BLOBS[i % len(corpora._BLOBS)].replace(corpora.PLACEHOLDER, when)
         with open(os.path.join(path, f"IMG_{k + 1:04d}.jpg"), "wb") as f:
             f.write(data)

@@ -888,3 +888,40 @@ def test_an_unchanged_page_behind_a_link_leading_out_stops_the_build(gallery, tm
     result = build_site(gallery, site, expect=1)
     assert "output folder stream is a symbolic link to" in result.output
     assert tree_digest(elsewhere) == before
+
+
+def test_the_summary_is_written_when_it_changed_and_said_again_by_a_build_with_nothing_to_do(tmp_path, monkeypatch, isolated_cache):
+    """The summary a build with nothing to do says again (counts, warnings) is written only when it
+    changed (a library of wrong camera clocks had a 72 MB one, written by every build), and again when
+    it is missing from the cache."""
+    import sqlite3
+
+    from albumen.cache import BuildCache
+
+    src = tmp_path / "photos"
+    make_jpeg(src / "A" / "future.jpg", size=(60, 40), date="2099:01:01 10:00:00")
+    make_jpeg(src / "A" / "b.jpg", size=(60, 40), date="2020:01:01 10:00:00")
+    site = tmp_path / "site"
+    written: list[str] = []
+    real = BuildCache.set_meta
+    monkeypatch.setattr(BuildCache, "set_meta", lambda self, key, value: (key == "summary" and written.append(key)) or real(self, key, value))
+    warning = "A/future.jpg: EXIF date 2099-01-01 is in the future; ignored"
+    assert warning in build_site(src, site).output
+    assert written == ["summary"]
+    make_jpeg(src / "A" / "b.jpg", size=(60, 40), color=(200, 10, 10), date="2020:01:01 10:00:00")  # same counts, same warnings
+    assert warning in build_site(src, site).output
+    assert written == ["summary"]
+    result = build_site(src, site)
+    assert "nothing changed" in result.output and warning in result.output
+    assert written == ["summary"]
+    make_jpeg(src / "A" / "c.jpg", size=(60, 40), date="2020:01:03 10:00:00")  # 3 photos now: another summary
+    build_site(src, site)
+    assert written == ["summary", "summary"]
+    (cache,) = isolated_cache.rglob("cache.sqlite")
+    with sqlite3.connect(cache) as db:
+        db.execute("DELETE FROM meta WHERE key = 'summary'")
+    make_jpeg(src / "A" / "c.jpg", size=(60, 40), color=(9, 9, 9), date="2020:01:03 10:00:00")
+    build_site(src, site)
+    assert written == ["summary"] * 3
+    result = build_site(src, site)
+    assert "nothing changed" in result.output and warning in result.output

@@ -148,6 +148,10 @@ class BuildCache(ScanCache):
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def has_meta(self, key: str) -> bool:
+        """Whether there is such a value (not read: a summary can be tens of MB)."""
+        return self.db.execute("SELECT 1 FROM meta WHERE key = ?", (key,)).fetchone() is not None
+
     def set_meta(self, key: str, value: str | None) -> None:
         if value is None:
             self.db.execute("DELETE FROM meta WHERE key = ?", (key,))
