@@ -18,7 +18,7 @@ import hashlib
 import os
 import pickle
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -193,11 +193,14 @@ class BuildCache(ScanCache):
         if len(self._pending_files) >= 2000:
             self.flush()
 
-    def forget_missing(self, seen: set[str]) -> None:
-        """Drop records of source files that no longer exist. Ends the scan: the records leave memory."""
+    def forget_missing(self, seen: set[str], folders: Container[str] = ()) -> None:
+        """Drop records of source files that no longer exist: those not seen, unless their folder is one
+        of `folders` (taken from its snapshot: every file in it as last time). Ends the scan: the
+        records leave memory."""
         self.flush()
         self._folder, self._files = None, {}
-        gone = [uri for (uri,) in self.db.execute("SELECT src_uri FROM files") if uri not in seen]
+        gone = [uri for (uri,) in self.db.execute("SELECT src_uri FROM files")
+                if uri not in seen and uri.rpartition("/")[0] not in folders]
         if gone:
             self._transaction("DELETE FROM files WHERE src_uri = ?", [(u,) for u in gone])
 

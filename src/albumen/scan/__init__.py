@@ -12,6 +12,7 @@ import hashlib
 import html
 import os
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from functools import partial
@@ -76,7 +77,7 @@ class ScanCache:
     def flush(self) -> None:
         return None
 
-    def forget_missing(self, seen: set[str]) -> None:
+    def forget_missing(self, seen: set[str], folders: Container[str] = ()) -> None:
         return None
 
     def get_folder(self, folder: str, key: str) -> bytes | None:
@@ -205,15 +206,16 @@ def scan_source(
             found = snapshots.load(blob) if blob is not None else None
             if found is not None:
                 kept[listing.src_uri] = found
+                # its files' entries go as its media come (a million photos' entries were ~300 MB held
+                # beside every snapshot's media); their records stay (see forget_missing)
+                listing.files = []
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []
     shared: dict = {}
-    seen: set[str] = set()  # the files of folders taken from snapshots: their records stay
     unsettled: set[str] = set()  # folders with a file to read again next time: no snapshot
     for listing in listings:
         prefix = f"{listing.src_uri}/" if listing.src_uri else ""
         if listing.src_uri in kept:
-            seen.update(prefix + e.name for e in listing.files if not e.name.lower().endswith(".md"))
             continue
         for entry in listing.files:
             if entry.name.lower().endswith(".md"):
@@ -242,8 +244,7 @@ def scan_source(
                 unsettled.add(src_uri.rpartition("/")[0])
             reporter.advance(src_uri)
     cache.flush()
-    cache.forget_missing(seen.union(records))
-    del seen
+    cache.forget_missing(set(records), kept)  # (the folders taken from snapshots keep theirs)
 
     kinds = {reader.name for reader in readers}
     made: list[tuple[str, str, bytes]] = []
