@@ -248,7 +248,7 @@ def _no_plan(uri: str) -> MediaPlan:
 class SitePlan:
     album_dirs: dict[str, str] = field(default_factory=dict)  # album src_uri -> dest dir ('' is the root)
     media: MutableMapping[str, MediaPlan] = field(default_factory=lambda: MediaPlans(_no_plan))
-    media_dirs: dict[str, str] = field(default_factory=dict)  # media src_uri -> its page's dest dir
+    media_dirs: Mapping[str, str] = field(default_factory=dict)  # media src_uri -> its page's dest dir (see MediaDirs)
     covers: Container[str] = frozenset()  # media that are an album card's cover (they get card images)
     video_encoder: str = ""  # what encodes the videos, with its version (part of their recipes)
     warnings: list[str] = field(default_factory=list)
@@ -301,7 +301,7 @@ def assign_dirs(
     mode: str,
     reserved_top: set[str] | frozenset[str] = frozenset(),
     private: dict[str, str] | None = None,
-) -> tuple[dict[str, str], dict[str, str], list[str]]:
+) -> tuple[dict[str, str], MediaDirs, list[str]]:
     """Output folder of every album and media page, and the warnings about renamed ones.
 
     `private` maps albums that have their own private link to their folder (p/<token>); they
@@ -310,7 +310,7 @@ def assign_dirs(
     make = slugify if mode == "ascii" else safe_segment
     private = private or {}
     album_dirs: dict[str, str] = {"": ""}
-    media_dirs: dict[str, str] = {}
+    media_dirs = MediaDirs(gallery, album_dirs, mode)
     warnings: list[str] = []
     for album in gallery.walk_albums():
         base = album_dirs[album.src_uri]
@@ -323,10 +323,8 @@ def assign_dirs(
             # below, for the first of two alike to keep its name, cost 0.15 s at 100,000 photos)
             for segment, uri in children:
                 album_dirs[uri] = f"{base}/{segment}" if base else segment
-            for segment, uri in media:
-                media_dirs[uri] = f"{base}/{segment}" if base else segment
         else:
-            _assign_clashing(gallery, album, base, reserved, make, mode, album_dirs, media_dirs, warnings)
+            _assign_clashing(gallery, album, base, reserved, make, mode, album_dirs, media_dirs.renamed, warnings)
         for uri in album.hidden:  # never linked from here: a private link, or nothing public to show
             if uri in private:
                 album_dirs[uri] = private[uri]
@@ -334,6 +332,36 @@ def assign_dirs(
                 segment = make(gallery.albums[uri].name)
                 album_dirs[uri] = posixpath.join(base, segment) if base else segment
     return album_dirs, media_dirs, warnings
+
+
+class MediaDirs(Mapping[str, str]):
+    """Each media page's folder: its album's and its own name's (see assign_dirs), put together when
+    asked for, but in the few albums where names clash (a million photos' folders as strings took
+    ~130 MB). Its keys are the gallery's media."""
+
+    def __init__(self, gallery: Gallery, album_dirs: dict[str, str], mode: str) -> None:
+        self.gallery, self.album_dirs, self.mode = gallery, album_dirs, mode
+        self.renamed: dict[str, str] = {}  # the media of albums where names clash -> their folders
+
+    def __getitem__(self, uri: str) -> str:
+        found = self.renamed.get(uri)
+        if found is not None:
+            return found
+        media = self.gallery.media.get(uri)
+        if media is None:
+            raise KeyError(uri)
+        base = self.album_dirs[media.album_uri]
+        segment = _media_segment(media.name, self.mode)
+        return f"{base}/{segment}" if base else segment
+
+    def __contains__(self, uri: object) -> bool:
+        return uri in self.renamed or uri in self.gallery.media
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.gallery.media)
+
+    def __len__(self) -> int:
+        return len(self.gallery.media)
 
 
 def _assign_clashing(
