@@ -99,15 +99,22 @@ def restore_summary(text: str | None, report: BuildReport) -> bool:
 def save_summary(cache: BuildCache, report: BuildReport) -> None:
     """The counts and messages a build with nothing to do says again (see restore_summary); not the
     cache's own warnings (about this run), nor the note that the secret was created."""
-    text = json.dumps({
+    summary = {
         "albums": report.albums, "photos": report.photos, "videos": report.videos, "ignored": report.ignored,
         "skipped": [[s.src_uri, s.reason] for s in report.skipped],
         "warnings": [w for w in report.warnings if w not in cache.warnings],  # the cache's are about this run
         "notes": [n for n in report.notes if not n.startswith("created the secret")],
-    })
+    }
     # written only when it changed: a library whose camera clocks were wrong said 787,703 warnings, a
-    # 72 MB summary that each build wrote again (~200 MB more memory while SQLite took it)
-    digest = xxhash.xxh3_128_hexdigest(text.encode("utf-8", "surrogateescape"))
+    # 72 MB summary that each build wrote again (and its text, made only to be written, ~150 MB more
+    # memory at the end of the build): its digest is taken item by item
+    h = xxhash.xxh3_128()
+    for name, value in summary.items():
+        h.update(f"\0{name}\0".encode())
+        for item in value if isinstance(value, list) else [value]:
+            h.update((item if isinstance(item, str) else json.dumps(item)).encode("utf-8", "surrogateescape"))
+            h.update(b"\0")
+    digest = h.hexdigest()
     if cache.get_meta("summary_digest") != digest or not cache.has_meta("summary"):
-        cache.set_meta("summary", text)
+        cache.set_meta("summary", json.dumps(summary))
         cache.set_meta("summary_digest", digest)
