@@ -86,6 +86,19 @@ def files(site: Path) -> dict[str, bytes]:
     return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
 
 
+def assert_clean_build(src: Path, site: Path, conf: Path) -> None:
+    """site holds, file for file, what a clean build of src gives (a copy of src beside it, built into
+    an empty folder with a cache of its own: nothing of the first build's applies)."""
+    clean = src.parent / "clean" / "site"
+    clean_src = src.parent / "clean" / src.name  # (same name: the home page is titled after it)
+    shutil.rmtree(clean.parent, ignore_errors=True)
+    shutil.copytree(src, clean_src)
+    build_site(clean_src, clean, "-c", str(conf))
+    got, want = files(site), files(clean)
+    assert sorted(got) == sorted(want)
+    assert [name for name in want if got[name] != want[name]] == []
+
+
 def rendered(stdout: str) -> set[str]:
     """The pages a build rendered, from its -v listing, checked against its count."""
     found = re.search(r"rendered (\d+|no) pages?", stdout)
@@ -105,13 +118,7 @@ def test_one_photo_changed_rebuilds_to_the_clean_build_of_the_new_folder(tmp_pat
     neighbours = change(src)
     result = build_site(src, site, "-c", str(conf), "-v")
 
-    clean = tmp_path / "clean" / "site"
-    clean_src = tmp_path / "clean" / "photos"  # (same name: the home page is titled after it)
-    shutil.copytree(src, clean_src)  # another folder: nothing of the first build's cache applies
-    build_site(clean_src, clean, "-c", str(conf))
-    got, want = files(site), files(clean)
-    assert sorted(got) == sorted(want)
-    assert [name for name in want if got[name] != want[name]] == []
+    assert_clean_build(src, site, conf)
 
     after = pages(site)
     differ = {name for name in after if before.get(name) != after[name]}
@@ -202,13 +209,7 @@ def test_a_photo_failing_in_a_rebuild_gives_the_clean_build_of_the_new_folder(tm
     assert "Home/home0.jpg" in result.output
     assert settled == [{"City", "Trips", "Trips/Alps", "Trips/Beach"}]  # listed again after the failure
 
-    clean = tmp_path / "clean" / "site"
-    clean_src = tmp_path / "clean" / "photos"
-    shutil.copytree(src, clean_src)
-    build_site(clean_src, clean, "-c", str(conf))
-    got, want = files(site), files(clean)
-    assert sorted(got) == sorted(want)
-    assert [name for name in want if got[name] != want[name]] == []
+    assert_clean_build(src, site, conf)
 
 
 def test_stream_pages_made_only_of_settled_albums_photos_are_not_fingerprinted_again(tmp_path, isolated_cache, monkeypatch):
@@ -291,13 +292,7 @@ def test_plans_are_made_only_for_the_albums_a_change_reaches_and_the_pages_it_re
     assert {uri for uri in planned if uri.startswith("City/")} <= {"City/city1.jpg", "City/city4.jpg"}, planned
     assert "City/city2.jpg" not in planned and "Home/home1.jpg" in planned
 
-    clean = tmp_path / "clean" / "site"
-    clean_src = tmp_path / "clean" / "photos"
-    shutil.copytree(src, clean_src)
-    build_site(clean_src, clean, "-c", str(conf))
-    got, want = files(site), files(clean)
-    assert sorted(got) == sorted(want)
-    assert [name for name in want if got[name] != want[name]] == []
+    assert_clean_build(src, site, conf)
 
 
 def test_a_cache_from_before_outputs_named_their_album_settles_nothing_until_listed_again(tmp_path, isolated_cache, monkeypatch):
@@ -325,13 +320,7 @@ def test_a_cache_from_before_outputs_named_their_album_settles_nothing_until_lis
     build_site(src, site, "-c", str(conf))
     assert settled in ([], [set()]), settled
 
-    clean = tmp_path / "clean" / "site"
-    clean_src = tmp_path / "clean" / "photos"
-    shutil.copytree(src, clean_src)
-    build_site(clean_src, clean, "-c", str(conf))
-    got, want = files(site), files(clean)
-    assert sorted(got) == sorted(want)
-    assert [name for name in want if got[name] != want[name]] == []
+    assert_clean_build(src, site, conf)
 
     settled.clear()
     edit_caption(src)
