@@ -134,6 +134,7 @@ class BuildCache(ScanCache):
                 db.execute("BEGIN")
                 for table in ("files", "placeholders", "pages", "albums", "media_views", "folders"):
                     db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
+                db.execute("UPDATE outputs SET album = NULL WHERE album IS NOT NULL")  # (the records are gone)
                 db.execute("DELETE FROM meta WHERE key = 'fingerprint'")  # so this build is a real one
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         db.execute("SELECT count(*) FROM files").fetchone()  # fails early on a corrupt file
@@ -325,6 +326,7 @@ class BuildCache(ScanCache):
             self.db.execute("DELETE FROM temp.settled")
             return False
         return True
+
     def sitemap_recorded(self) -> None:
         """Add the sitemap rows recorded with the pages of the albums claim_recorded settled."""
         self.db.execute(

@@ -220,11 +220,6 @@ class MediaPlans(MutableMapping[str, MediaPlan]):
     def __len__(self) -> int:
         return len(self._media) + sum(1 for uri in self._plans if uri not in self._media)  # type: ignore[arg-type]
 
-    @property
-    def made(self) -> int:
-        """How many plans were made (bench and tests: a one-photo rebuild makes few)."""
-        return len(self._plans)
-
 
 @lru_cache(maxsize=1)
 def planner_code() -> str:
