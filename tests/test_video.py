@@ -365,13 +365,15 @@ def test_an_interrupted_build_leaves_no_temporary_file(tmp_path, encoder):
     again: each time the build exits 130 with nothing temporary left in the output and no ffmpeg
     running. The pool stopped its workers mid-write and their .albumen-tmp-*.mp4 stayed (4 runs in
     8) until the next build; a system ffmpeg went on encoding, orphaned, after the build had exited.
-    Twelve short videos, so that the workers go from one to the next all the time and each stop
+    Twenty-four short videos, so that the workers go from one to the next all the time and each stop
     finds them at another point of a video (starting ffmpeg, encoding, renaming), 0 to 0.3 s after
     the first began: a worker stopped as it started ffmpeg left that ffmpeg running, and it made its
-    file again after the clean-up (3 runs in 15 under load; the next test makes that moment certain)."""
+    file again after the clean-up (3 runs in 15 under load; the next test makes that moment certain).
+    (Twelve, once builds started faster, were sometimes all made within those 0.3 s: the build had
+    ended, with nothing to interrupt.)"""
     src = tmp_path / "photos"
     first = make_video(src / "Clips" / "clip00.mp4", seconds=1, size=(320, 180))
-    for i in range(1, 12):
+    for i in range(1, 24):
         shutil.copyfile(first, src / "Clips" / f"clip{i:02}.mp4")
     make_jpeg(src / "photo.jpg")
     conf = write_config(tmp_path, '[videos]\nremux = false\npreset = "slower"\n')
