@@ -53,7 +53,7 @@ def _variant(photo: Path, target: Path, n: int) -> None:
 
 
 def _page_of(out: Path, corpus: Path, photo: Path) -> Path:
-    from albumen.process.plan import slugify
+    from albumen.process.names import slugify
 
     rel = photo.relative_to(corpus)
     parts = [slugify(p) for p in rel.parent.parts] + [slugify(rel.stem)]

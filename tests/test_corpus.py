@@ -99,7 +99,7 @@ def _find_media_folder(site: Path, src_uri: str) -> Path:
     """The output folder of a source file, as the planner named it (slugs are tested on their own)."""
     if not _DIRS:
         from albumen.config import Config
-        from albumen.process.plan import assign_dirs
+        from albumen.process.names import assign_dirs
         from albumen.scan import scan_source
 
         _, media_dirs, _ = assign_dirs(scan_source(str(HARD), Config()), "ascii")

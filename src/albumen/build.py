@@ -38,7 +38,8 @@ from .paths import cache_location, check_home, check_paths
 from .pool import WorkerPool
 from .process.cluster import DaskCluster, cluster_for
 from .process.executor import run_jobs
-from .process.plan import plan_jobs, plan_site, public_dir
+from .process.names import public_dir
+from .process.plan import plan_jobs, plan_site
 from .process.remaining import placeholder_key, remaining_jobs
 from .process.results import Tally
 from .process.specs import VideoJob

@@ -744,7 +744,7 @@ def links(source, output, config_path, rotate, each_root, base_url) -> None:
         _links_of(loaded, src, out, rotate)
         return
     from .host.sites import check_roots, find_galleries
-    from .process.plan import slugify
+    from .process.names import slugify
     from .tokens import secret_namespace
 
     _each_options("links", source, each_root, base_url, config_path)

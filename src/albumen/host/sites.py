@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..config import CONFIG_NAME, LoadedConfig, load_config
 from ..errors import AlbumenError, UsageError
-from ..process.plan import slugify
+from ..process.names import slugify
 from ..report import BuildReport
 
 Builder = Callable[..., BuildReport]  # (loaded config, BuildOptions, WorkerPool) -> BuildReport

@@ -18,7 +18,8 @@ from .. import __version__
 from ..config import Config
 from ..errors import BuildError
 from ..model import Gallery, Media
-from ..process.plan import STATIC_DIR, SitePlan, download_name
+from ..process.names import STATIC_DIR
+from ..process.plan import SitePlan, download_name
 from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
 from ..scan.arrange import is_published, newest_first, published_albums, stream_order
 from .colours import accent_style

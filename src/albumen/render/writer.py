@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config
 from ..errors import BuildError, PluginError
 from ..model import Gallery
-from ..process.plan import STATIC_DIR, SitePlan
+from ..process.names import STATIC_DIR
+from ..process.plan import SitePlan
 from ..process.remaining import placeholder_key
 from ..process.specs import Placeholder
 from ..report import BuildReport, Reporter
