@@ -145,25 +145,9 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
             continue
         listed.add(real_uri)
         subdirs: list[tuple[str, str, str, LinkEntry | None]] = []
-        files = listing.files
         for entry in entries:
             name = entry.name
             rel = f"{src_uri}/{name}" if src_uri else name
-            if (name[0] == "." or (nomedia and name in nomedia)) and name.lower() != "index.md":
-                continue
-            if name.isascii() and not ignore and not entry.is_symlink() and name.lower() != "index.md":
-                # (the common case, in short: a plain file or folder of the photo folder)
-                try:
-                    target = entry.stat()
-                except OSError:
-                    report.warnings.append(f"{rel}: broken symbolic link or unreadable entry; ignored")
-                    continue
-                mode = target.st_mode
-                if stat_mod.S_ISREG(mode):
-                    files.append(FileEntry(name, entry.path, target.st_size, target.st_mtime_ns))
-                elif stat_mod.S_ISDIR(mode):
-                    subdirs.append((rel, entry.path, f"{real_uri}/{name}" if real_uri else name, None))
-                continue
             if name.lower() == "index.md":  # it may mark its album private: never passed over
                 hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
                 index, link = _index_entry(entry, rel, real_root, hidden)
