@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import errno
 import functools
+import hashlib
 import itertools
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 TMP_PREFIX = ".albumen-tmp-"
@@ -202,3 +204,17 @@ def keep_private(path: Path | str, mode: int) -> None:
             os.chmod(path, mode)
     except (OSError, AttributeError):  # (no getuid on Windows)
         pass
+
+
+def files_digest(paths: Iterable[str], seed: str = "") -> str:
+    """A digest of seed and these files' bytes, in order: what a cache key holds of the code that makes
+    what it keeps (a file that cannot be read, as in an install without sources, adds nothing)."""
+    h = hashlib.sha256(seed.encode())
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                h.update(f.read())
+        except OSError:
+            pass
+        h.update(b"\0")
+    return h.hexdigest()

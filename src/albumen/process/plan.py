@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..config import Config
+from ..fsutil import files_digest
 from ..model import Gallery, Media
 from .names import assign_dirs
 from .specs import (
@@ -217,21 +218,13 @@ def planner_code() -> str:
     that a change of how outputs are named or made is a change of every album."""
     from . import specs
 
-    h = sha256()
-    for path in (__file__, specs.__file__):
-        with open(path, "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()
-
-
-def _no_plan(uri: str) -> MediaPlan:
-    raise KeyError(uri)
+    return files_digest((__file__, specs.__file__))
 
 
 @dataclass
 class SitePlan:
     album_dirs: dict[str, str] = field(default_factory=dict)  # album src_uri -> dest dir ('' is the root)
-    media: MutableMapping[str, MediaPlan] = field(default_factory=lambda: MediaPlans(_no_plan))
+    media: MutableMapping[str, MediaPlan] = field(default_factory=dict)  # (see MediaPlans)
     media_dirs: Mapping[str, str] = field(default_factory=dict)  # media src_uri -> its page's dest dir (see MediaDirs)
     covers: Container[str] = frozenset()  # media that are an album card's cover (they get card images)
     video_encoder: str = ""  # what encodes the videos, with its version (part of their recipes)

@@ -15,6 +15,7 @@ kinds make depends on the plugin's code as well.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 from dataclasses import dataclass, fields
@@ -22,6 +23,7 @@ from dataclasses import dataclass, fields
 import xxhash
 
 from .. import __version__
+from ..fsutil import files_digest
 from ..model import Media, Skipped
 from .dates import local_zone_name
 from .walk import DirListing
@@ -48,24 +50,14 @@ def scan_key(timezone: str, file_dates: bool, video_reader: int) -> str:
     return f"{SNAPSHOT_VERSION}\0{_code()}\0{timezone}\0{local_zone_name()}\0{file_dates}\0{video_reader}"
 
 
-_CODE: list[str] = []
-
-
+@functools.cache
 def _code() -> str:
-    if not _CODE:
-        from .. import model
-        from . import dates, sidecar
+    from .. import model
+    from . import dates, sidecar
 
-        h = xxhash.xxh3_64(f"{__version__}\0{_MEDIA_FIELDS}".encode())
-        here = os.path.dirname(__file__)
-        for path in (os.path.join(here, "__init__.py"), __file__, sidecar.__file__, dates.__file__, model.__file__):
-            try:
-                with open(path, "rb") as f:
-                    h.update(f.read())
-            except OSError:  # (installed without sources: the version alone)
-                pass
-        _CODE.append(h.hexdigest())
-    return _CODE[0]
+    here = os.path.dirname(__file__)
+    return files_digest((os.path.join(here, "__init__.py"), __file__, sidecar.__file__, dates.__file__, model.__file__),
+                        f"{__version__}\0{_MEDIA_FIELDS}")
 
 
 def listing_key(listing: DirListing, settings: str) -> str:
