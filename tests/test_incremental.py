@@ -925,3 +925,28 @@ def test_the_summary_is_written_when_it_changed_and_said_again_by_a_build_with_n
     assert written == ["summary"] * 3
     result = build_site(src, site)
     assert "nothing changed" in result.output and warning in result.output
+
+
+def test_a_page_claimed_by_a_settled_album_is_not_claimed_again(tmp_path):
+    """A settled album's pages are not claimed one by one (see cache.claim_recorded): a page of this
+    build at one of their paths is still two pages at one path, named with the album that has it; and
+    an album one of whose pages is claimed already is not settled."""
+    import json
+
+    from albumen.cache import BuildCache
+
+    pages = json.dumps([["a/index.html", "album.html", "a/", None], ["a/p1/index.html", "media.html", "a/p1/", None]])
+    for n, first in enumerate((None, "a/index.html")):
+        cache = BuildCache(tmp_path / f"c{n}")
+        cache.reserve_outputs(["a/index.html", "a/p1/index.html", "a/p1/p1.thumb.x.jpg"])
+        cache.set_albums([("A", "key", pages, json.dumps(["a/p1/p1.thumb.x.jpg"]), json.dumps([]))])
+        if first is None:
+            assert cache.claim_recorded(["A"])
+            assert cache.claim_pages([("c/index.html", "album.html"), ("a/p1/index.html", "media.html")]) == (
+                "a/p1/index.html", "a page of A", "media.html")
+            assert cache.claim_pages([("c/index.html", "album.html")]) is None
+        else:
+            assert cache.claim_pages([(first, "album.html")]) is None
+            assert not cache.claim_recorded(["A"])
+            assert cache.claim_pages([("a/p1/index.html", "media.html")]) is None  # (A is not settled)
+        cache.close()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from itertools import islice
 
 # the outputs that the records of this build's settled albums list (see claim_recorded), as `o`
 SETTLED_OUTPUTS = "outputs o JOIN temp.settled s ON o.album = s.album_uri"
@@ -46,13 +45,8 @@ class PageRecords:
             seen[uri] = template
         for uri, before in self._select_in("temp.claims", "dest_uri", seen):
             return uri, before, seen[uri]
-        it = iter(seen)
-        while chunk := list(islice(it, 500)):
-            for uri, album in self.db.execute(
-                f"SELECT o.dest_uri, o.album FROM {SETTLED_OUTPUTS} WHERE o.dest_uri IN ({','.join('?' * len(chunk))})",  # noqa: S608
-                chunk,
-            ):
-                return uri, f"a page of {album or 'the top album'}", seen[uri]
+        for row in self._select_in(SETTLED_OUTPUTS, "o.dest_uri", seen):  # (row: the output's, then its album)
+            return row[0], f"a page of {row[-1] or 'the top album'}", seen[row[0]]
         self._transaction("INSERT INTO temp.claims VALUES (?, ?)", rows)
         return None
 
