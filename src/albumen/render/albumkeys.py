@@ -86,20 +86,18 @@ class AlbumInputs:
         if folder is not None and not _links(album.description_html) and not album.documents:
             media = [gallery.media[m] for m in album.media]
             if not any(_links(m.description_html) for m in media):
+                facts = (
+                    album.title, album.description_html, album.sidecar.src_uri if album.sidecar else None,
+                    album.date_start, album.date_end, album.dates_guessed, album.photo_count,
+                    album.video_count, album.cover, album.zone, album.marked_private, album.depth,
+                )
                 # its media's plans, told by what they are made of: the media (the folder's files and
                 # the config, above), their pages' folders, which are covers, and the planner itself
-                dirs = plan.media_dirs
-                if all(m in dirs for m in album.media):
-                    facts = (
-                        album.title, album.description_html, album.sidecar.src_uri if album.sidecar else None,
-                        album.date_start, album.date_end, album.dates_guessed, album.photo_count,
-                        album.video_count, album.cover, album.zone, album.marked_private, album.depth,
-                    )
-                    covers = plan.covers
-                    result = digest(
-                        folder, repr(facts), "\0".join(album.media), self.planned,
-                        "\0".join(f"{dirs[m]}\0{'c' if m in covers else ''}" for m in album.media),
-                    )
+                dirs, covers = plan.media_dirs, plan.covers
+                result = digest(
+                    folder, repr(facts), "\0".join(album.media), self.planned,
+                    "\0".join(f"{dirs[m]}\0{'c' if m in covers else ''}" for m in album.media),
+                )
         self._own[uri] = result
         return result
 
