@@ -103,14 +103,17 @@ class BuildCache(PageRecords, ScanCache):
             CREATE TEMP TABLE IF NOT EXISTS settled (album_uri TEXT PRIMARY KEY);
             """
         )
-        if "outputs" not in {row[1] for row in db.execute("PRAGMA table_info(albums)")}:
+        # the columns each table has (an older cache's gets the missing ones, each ALTER a column of its own)
+        albums = {row[1] for row in db.execute("PRAGMA table_info(albums)")}
+        outputs = {row[1] for row in db.execute("PRAGMA table_xinfo(outputs)")}  # (xinfo: generated ones too)
+        if "outputs" not in albums:
             # records from before settled albums (see claim_recorded): each gets its outputs when listed again
             db.execute("ALTER TABLE albums ADD COLUMN outputs TEXT")
-        if "size" not in {row[1] for row in db.execute("PRAGMA table_info(outputs)")}:
+        if "size" not in outputs:
             # a manifest from before stamps: its files count as unstamped (removable when stale)
             db.execute("ALTER TABLE outputs ADD COLUMN size INTEGER")
             db.execute("ALTER TABLE outputs ADD COLUMN mtime_ns INTEGER")
-        if "name" not in {row[1] for row in db.execute("PRAGMA table_xinfo(outputs)")}:
+        if "name" not in outputs:
             # each output's file name, computed by SQLite (the part after the last '/': rtrim takes off
             # every character that is not a '/') and indexed, for output_named
             db.execute(
@@ -118,12 +121,12 @@ class BuildCache(PageRecords, ScanCache):
                 "(replace(dest_uri, rtrim(dest_uri, replace(dest_uri, '/', '')), '')) VIRTUAL"
             )
         db.execute("CREATE INDEX IF NOT EXISTS outputs_by_name ON outputs (name)")
-        if "album" not in {row[1] for row in db.execute("PRAGMA table_info(outputs)")}:
+        if "album" not in outputs:
             # the album whose record lists each output (see set_albums): records from before are not
             # settled until they are listed again and say so
             db.execute("ALTER TABLE outputs ADD COLUMN album TEXT")
             db.execute("UPDATE albums SET outputs = NULL")
-        if "unindexed" not in {row[1] for row in db.execute("PRAGMA table_info(albums)")}:
+        if "unindexed" not in albums:
             db.execute("ALTER TABLE albums ADD COLUMN unindexed TEXT")  # (see folders_without_index)
         db.execute("CREATE INDEX IF NOT EXISTS outputs_by_album ON outputs (album) WHERE album IS NOT NULL")
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
