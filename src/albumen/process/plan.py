@@ -180,9 +180,9 @@ class MediaPlans(MutableMapping[str, MediaPlan]):
 
     Its keys are the gallery's media (the mapping given, read as it is when asked)."""
 
-    def __init__(self, make: Callable[[str], MediaPlan], media: Container[str] | None = None) -> None:
+    def __init__(self, make: Callable[[str], MediaPlan], media: Mapping[str, Media]) -> None:
         self._make = make
-        self._media = media if media is not None else {}
+        self._media = media
         self._plans: dict[str, MediaPlan] = {}
 
     def __getitem__(self, uri: str) -> MediaPlan:
@@ -205,10 +205,10 @@ class MediaPlans(MutableMapping[str, MediaPlan]):
     def __iter__(self) -> Iterator[str]:
         seen = set(self._plans)
         yield from self._plans
-        yield from (uri for uri in self._media if uri not in seen)  # type: ignore[attr-defined]
+        yield from (uri for uri in self._media if uri not in seen)
 
     def __len__(self) -> int:
-        return len(self._media) + sum(1 for uri in self._plans if uri not in self._media)  # type: ignore[arg-type]
+        return len(self._media) + sum(1 for uri in self._plans if uri not in self._media)
 
 
 @lru_cache(maxsize=1)
