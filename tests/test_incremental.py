@@ -484,8 +484,8 @@ def test_stream_pages_reuse_album_fingerprints_and_agree_with_their_views(tmp_pa
     their own views, and no view is built for a stream page that did not change."""
     import sqlite3
 
-    from albumen.render import writer as writer_module
     from albumen.render.pages import SiteRenderer
+    from albumen.render.stores import ViewDigests
 
     src = tmp_path / "photos"
     for a, album in enumerate(("Alps", "Beach", "City")):
@@ -523,7 +523,7 @@ def test_stream_pages_reuse_album_fingerprints_and_agree_with_their_views(tmp_pa
     assert "Renamed city photo" in (site_a / city).read_text()
 
     # the same site with no fingerprints to reuse: every stream page from its own views
-    monkeypatch.setattr(writer_module.ViewDigests, "get", lambda self, uris: {})
+    monkeypatch.setattr(ViewDigests, "get", lambda self, uris: {})
     site_b = tmp_path / "b"
     build_site(src, site_b, "-c", str(conf))
     keys = stream_keys()

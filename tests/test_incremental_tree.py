@@ -215,7 +215,7 @@ def test_a_photo_failing_in_a_rebuild_gives_the_clean_build_of_the_new_folder(tm
 def test_stream_pages_made_only_of_settled_albums_photos_are_not_fingerprinted_again(tmp_path, isolated_cache, monkeypatch):
     """A stream page whose photos all belong to settled albums, and which is made of the same photos as
     at the last build, is the page that build wrote: its views' digests are not even looked up."""
-    from albumen.render.writer import ViewDigests
+    from albumen.render.stores import ViewDigests
 
     src = make_gallery(tmp_path / "photos")
     for day in range(1, 17):  # newer than all the others: the first stream pages are theirs alone

@@ -16,13 +16,12 @@ from ..errors import BuildError, PluginError
 from ..model import Gallery
 from ..process.names import STATIC_DIR
 from ..process.plan import SitePlan
-from ..process.remaining import placeholder_key
-from ..process.specs import Placeholder
 from ..report import BuildReport, Reporter
 from ..scan.arrange import covers_shown, published_albums
 from ..write import DiskSink
 from ..write.leftovers import foreign
 from ..write.relocate import LinksOut
+from .stores import CachedPlaceholders, CachedSitemap, ViewDigests
 
 if TYPE_CHECKING:  # Jinja and the page code are imported when the renderer is made (see make_renderer)
     from ..cache import BuildCache
@@ -311,83 +310,6 @@ def make_renderer(
     )
     renderer.compile_templates()
     return renderer
-
-
-class CachedPlaceholders:
-    """Each media's placeholder, read from the cache when a page needs it (keyed by thumbnail name):
-    a 100,000-photo build holds only those of the page being made."""
-
-    def __init__(self, plan: SitePlan, cache: BuildCache) -> None:
-        self.plan = plan
-        self.cache = cache
-        self.batch: dict[str, tuple[str, str]] = {}  # thumbnail name -> row, for the page being made
-
-    def _key(self, uri: str) -> str | None:
-        media_plan = self.plan.media.get(uri)
-        return placeholder_key(media_plan.thumb_uri) if media_plan else None
-
-    def prefetch(self, uris: Iterable[str]) -> None:
-        self.batch = self.cache.get_placeholders(key for key in map(self._key, uris) if key)
-
-    def get(self, uri: str, default: Placeholder) -> Placeholder:
-        key = self._key(uri)
-        if key is None:
-            return default
-        # a placeholder never changes under its name (content + recipe): one missing from the batch
-        # may have been made since
-        row = self.batch.get(key) or self.cache.get_placeholder(key)
-        return Placeholder(*row) if row else default
-
-
-class CachedSitemap:
-    """The sitemap's rows in a temporary table of the cache, read back in url order a file at a time
-    (see SiteRenderer._sitemap_tasks): not a list of every page's url in this process."""
-
-    def __init__(self, cache: BuildCache) -> None:
-        self.cache = cache
-        self.waiting: list[tuple[str, str]] = []
-
-    def add(self, rows: Iterable[tuple[str, str]]) -> None:
-        self.waiting += rows
-        if len(self.waiting) >= 2000:
-            self._send()
-
-    def _send(self) -> None:
-        if self.waiting:
-            self.cache.sitemap_add(self.waiting)
-            self.waiting = []
-
-    def clear(self) -> None:
-        self.waiting = []
-        self.cache.sitemap_clear()
-
-    def count(self) -> int:
-        self._send()
-        return self.cache.sitemap_count()
-
-    def in_order(self, size: int) -> Iterator[list[tuple[str, str]]]:
-        self._send()
-        after = None
-        while rows := self.cache.sitemap_rows(after, size):
-            yield rows
-            after = rows[-1][0]
-
-
-class ViewDigests:
-    """Digests of the media views this build fingerprinted, in a temporary table of the cache (not
-    in memory: one per photo of the library)."""
-
-    def __init__(self, cache: BuildCache) -> None:
-        self.cache = cache
-
-    def put(self, rows: list[tuple[str, str]]) -> None:
-        self.cache.put_view_digests(rows)
-
-    def get(self, uris: Iterable[str]) -> dict[str, str]:
-        return self.cache.view_digests(uris)
-
-    def page_key(self, dest_uri: str) -> str | None:
-        return self.cache.page_keys([dest_uri]).get(dest_uri)
 
 
 def render_pages(writer: PageWriter, listed: Container[str], reporter: Reporter, config: Config) -> None:
