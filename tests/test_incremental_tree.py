@@ -241,7 +241,7 @@ def test_a_sitemap_past_its_limit_is_an_index_of_files_with_every_page_once_in_o
     the urls of the one-file sitemap, in the same order, also after a rebuild that settles albums."""
     import xml.etree.ElementTree as ET
 
-    import albumen.render.pages
+    import albumen.render.sitemap
 
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
     src = make_gallery(tmp_path / "photos")
@@ -251,7 +251,7 @@ def test_a_sitemap_past_its_limit_is_an_index_of_files_with_every_page_once_in_o
     want = [loc.text for loc in ET.parse(whole / "sitemap.xml").getroot().findall("s:url/s:loc", ns)]
     assert len(want) > 14 and want == sorted(want)
 
-    monkeypatch.setattr(albumen.render.pages, "SITEMAP_LIMIT", 5)
+    monkeypatch.setattr(albumen.render.sitemap, "SITEMAP_LIMIT", 5)
     site = tmp_path / "site"
     for step in ("first build", "rebuild after a change"):
         if step != "first build":

@@ -6,7 +6,6 @@ import hashlib
 import html
 import os
 import posixpath
-import re
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +27,7 @@ from .hooks import document_view, extra_page_tasks, page_context, site_context, 
 from .i18n import format_counts, format_date, format_iso, gettext_for
 from .keys import Fingerprinter, digest
 from .richtext import Picture, RichText, relative_path, resolve_description
+from .sitemap import ListedSitemap, SitemapRows, sitemap_tasks
 from .views import (
     AlbumView,
     ImageRef,
@@ -45,8 +45,6 @@ from .views import (
 )
 
 DEFAULT_PLACEHOLDER = Placeholder(colour="#888888", data_uri="")
-
-_MARKUP = re.compile(r"[&<>\"']").search  # what html.escape changes (a quoted URL has none of it)
 
 
 @dataclass(frozen=True)
@@ -75,43 +73,6 @@ class ViewDigests(Protocol):
 
     def page_key(self, dest_uri: str) -> str | None:
         """The key a page was last written with (see stream_tasks)."""
-
-
-_HEAVY = 500  # a task's weight (as media views: see PageWriter.offer) that has it written at once
-
-
-class SitemapRows(Protocol):
-    """The sitemap's (site-relative url, lastmod) rows of the pages listed so far."""
-
-    def add(self, rows: Iterable[tuple[str, str]]) -> None: ...
-
-    def clear(self) -> None: ...
-
-    def count(self) -> int: ...
-
-    def in_order(self, size: int) -> Iterator[list[tuple[str, str]]]:
-        """Every row in url order, `size` rows at a time."""
-
-
-class ListedSitemap:
-    """Sitemap rows in a list (see CachedSitemap for a library's: a million pages' rows are ~400 MB)."""
-
-    def __init__(self) -> None:
-        self.rows: list[tuple[str, str]] = []
-
-    def add(self, rows: Iterable[tuple[str, str]]) -> None:
-        self.rows += rows
-
-    def clear(self) -> None:
-        self.rows.clear()
-
-    def count(self) -> int:
-        return len(self.rows)
-
-    def in_order(self, size: int) -> Iterator[list[tuple[str, str]]]:
-        self.rows.sort()
-        for i in range(0, len(self.rows), size):
-            yield self.rows[i : i + size]
 
 
 @dataclass
@@ -435,9 +396,6 @@ class FeedView:
     entries: list[FeedEntry]
 
 
-SITEMAP_LIMIT = 50_000
-
-
 class SiteRenderer:
     """Lists every page with its key, album by album, and renders pages on demand."""
 
@@ -617,7 +575,7 @@ class SiteRenderer:
         page = self._page(dir="", title=self.builder.gettext("Page not found"), kind="404", robots="noindex")
         yield PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
         if self.sitemap_on:
-            yield from self._sitemap_tasks(self.sitemap_rows)  # in url order: the files are stable
+            yield from sitemap_tasks(self, self.sitemap_rows)  # in url order: the files are stable
 
     def _stream_tasks(self, order: list[str]) -> Iterator[PageTask]:
         from .stream import stream_tasks
@@ -680,38 +638,6 @@ class SiteRenderer:
                 key = digest(self.global_key, "album-feed", repr(feed))
                 page = self._page(dir=url.rstrip("/"), title=feed.title, kind="feed")
                 yield PageTask(f"{url}feed.xml", "feed.xml", page, {"feed": feed}, key)
-
-    def _sitemap_tasks(self, rows: SitemapRows) -> Iterator[PageTask]:
-        """sitemap.xml (an index of sitemap-N.xml files of SITEMAP_LIMIT urls each, past that many) and
-        robots.txt. Each file is made from its rows alone and written before the next is made (a
-        million pages' sitemap is ~100 MB of text)."""
-        config = self.ctx.config
-        base = config.url
-        page = self._page(dir="", title="sitemap", kind="sitemap")
-
-        def urlset(chunk: list[tuple[str, str]]) -> str:
-            rows = "".join(
-                f"<url><loc>{html.escape(u) if _MARKUP(u) else u}</loc>" + (f"<lastmod>{m}</lastmod>" if m else "") + "</url>\n"
-                for u, m in ((absolute_url(base, url, config.pages.links), lastmod) for url, lastmod in chunk)
-            )
-            return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-                    f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{rows}</urlset>\n')
-
-        def task(name: str, text: str) -> PageTask:  # (heavy: the writer writes it before taking more)
-            return PageTask(name, "", page, {"text": text}, digest(self.global_key, name, text), views=_HEAVY)
-
-        chunks = rows.in_order(SITEMAP_LIMIT)
-        if rows.count() <= SITEMAP_LIMIT:
-            yield task("sitemap.xml", urlset(next(chunks, [])))
-        else:
-            names = []
-            for i, chunk in enumerate(chunks, 1):
-                names.append(f"sitemap-{i}.xml")
-                yield task(names[-1], urlset(chunk))
-            listed = "".join(f"<sitemap><loc>{html.escape(absolute_url(base, name))}</loc></sitemap>\n" for name in names)
-            yield task("sitemap.xml", '<?xml version="1.0" encoding="UTF-8"?>\n'
-                       f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{listed}</sitemapindex>\n')
-        yield task("robots.txt", f"User-agent: *\nAllow: /\n\nSitemap: {absolute_url(base, 'sitemap.xml')}\n")
 
     def _album_tasks(self, uri: str) -> Iterator[PageTask]:
         config = self.ctx.config

@@ -43,7 +43,7 @@ class CachedPlaceholders:
 
 class CachedSitemap:
     """The sitemap's rows in a temporary table of the cache, read back in url order a file at a time
-    (see SiteRenderer._sitemap_tasks): not a list of every page's url in this process."""
+    (see sitemap.sitemap_tasks): not a list of every page's url in this process."""
 
     def __init__(self, cache: BuildCache) -> None:
         self.cache = cache
