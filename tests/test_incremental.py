@@ -596,6 +596,41 @@ def test_file_records_are_found_folder_by_folder(tmp_path):
     cache.close()
 
 
+def test_records_of_files_gone_are_forgotten_folder_by_folder(tmp_path):
+    """forget_missing looks only at the folders not taken from snapshots when the photo folder has the
+    folders it had at the last such call, and at every record otherwise: a file gone is forgotten in
+    either case, a file of an unchanged folder never is (names that sort beside a folder's included)."""
+    from albumen.cache import BuildCache
+    from albumen.scan import FileRecord
+
+    uris = ["top.jpg", "a/one.jpg", "a/two.jpg", "a/b/three.jpg", "a0/four.jpg", "a-b/five.jpg", "a b/six.jpg",
+            "ab/seven.jpg", "b/c/eight.jpg"]
+    folders = sorted({u.rpartition("/")[0] for u in uris} | {"b"})
+    cache = BuildCache(tmp_path / "c")
+    for i, uri in enumerate(uris):
+        cache.put_file(uri, i, i, FileRecord("image", "jpeg", content_hash=f"h{i}"))
+
+    def left() -> set[str]:
+        return {u for i, u in enumerate(uris) if cache.get_file(u, i, i) is not None}
+
+    cache.forget_missing(set(uris), set(), folders)  # the first time: every record looked at
+    assert left() == set(uris)
+    # 'a' listed again with one file fewer (its sub-folder and its neighbours in name order unchanged)
+    cache.forget_missing({"a/one.jpg"}, set(folders) - {"a"}, folders)
+    assert left() == set(uris) - {"a/two.jpg"}
+    # a record nobody saw, in a folder taken from its snapshot, stays: the snapshot says it is there
+    cache.forget_missing(set(), set(folders), folders)
+    assert left() == set(uris) - {"a/two.jpg"}
+    # folders gone: every record is looked at
+    fewer = [f for f in folders if not f.startswith("b")]
+    cache.forget_missing(set(), set(fewer), fewer)
+    assert left() == set(uris) - {"a/two.jpg", "b/c/eight.jpg"}
+    # the top folder listed again (it holds every folder): every record is looked at
+    cache.forget_missing({"a/one.jpg"}, set(fewer) - {""}, fewer)
+    assert left() == set(uris) - {"a/two.jpg", "b/c/eight.jpg", "top.jpg"}
+    cache.close()
+
+
 def test_unchanged_folders_are_taken_from_their_snapshots(gallery, tmp_path, monkeypatch, isolated_cache):
     """A folder whose listing is unchanged since the last build is made from its snapshot (scan.snapshots):
     none of its files' records is looked up; one whose listing changed is scanned. A snapshot that cannot

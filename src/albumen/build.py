@@ -224,7 +224,7 @@ def _run(
     with _collector_paused():
         gallery = scan_source(
             str(source), config, cache, reporter, pool, walked=(listings, walk_report), config_path=config_path,
-            private=private, plugins=plugins,
+            private=private, plugins=plugins, folders=folders,
         )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
     links = private_links(gallery, config, report)

@@ -25,6 +25,8 @@ from collections.abc import Container, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
+import xxhash
+
 from .fsutil import keep_private, make_private_dirs
 from .pagerecords import SETTLED_OUTPUTS, PageRecords
 from .scan import FileRecord, ScanCache
@@ -197,16 +199,33 @@ class BuildCache(PageRecords, ScanCache):
         if len(self._pending_files) >= 2000:
             self.flush()
 
-    def forget_missing(self, seen: set[str], folders: Container[str] = ()) -> None:
+    def forget_missing(self, seen: set[str], folders: Container[str] = (), listed: Iterable[str] | None = None) -> None:
         """Drop records of source files that no longer exist: those not seen, unless their folder is one
         of `folders` (taken from its snapshot: every file in it as last time). Ends the scan: the
-        records leave memory."""
+        records leave memory.
+
+        listed: every folder of the photo folder (the walk's). When they are the folders of the last
+        build that gave them, a file gone is in a folder not taken from its snapshot (its listing
+        changed): only those folders' records are looked at, not every photo's (0.08 s at 100,000)."""
         self.flush()
         self._folder, self._files = None, {}
-        gone = [uri for (uri,) in self.db.execute("SELECT src_uri FROM files")
-                if uri not in seen and uri.rpartition("/")[0] not in folders]
+        same = False
+        if listed is not None:
+            names = xxhash.xxh3_128("\0".join(sorted(listed)).encode("utf-8", "surrogateescape")).hexdigest()
+            same = self.get_meta("scan_folders") == names
+            self.set_meta("scan_folders", names)
+        if same and "" in folders:
+            uris = (uri for folder in listed if folder not in folders for uri in self._files_below(folder))
+        else:
+            uris = (uri for (uri,) in self.db.execute("SELECT src_uri FROM files"))
+        gone = [uri for uri in uris if uri not in seen and uri.rpartition("/")[0] not in folders]
         if gone:
             self._transaction("DELETE FROM files WHERE src_uri = ?", [(u,) for u in gone])
+
+    def _files_below(self, folder: str) -> list[str]:
+        """The records of files in this folder and below it (not the top: every file is below it)."""
+        return [uri for (uri,) in self.db.execute(
+            "SELECT src_uri FROM files WHERE src_uri > ?1 || '/' AND src_uri < ?1 || '0'", (folder,))]
 
     def get_folder(self, folder: str, key: str) -> bytes | None:
         row = self.db.execute("SELECT snapshot FROM folders WHERE folder = ? AND key = ?", (folder, key)).fetchone()

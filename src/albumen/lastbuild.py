@@ -20,6 +20,7 @@ from .render.themes import theme_dirs
 from .report import BuildReport
 from .scan import WalkReport
 from .scan.dates import local_zone_name
+from .scan.walk import listing_text
 from .seal.keys import passwords_fingerprint
 from .tokens import albumen_home
 
@@ -39,8 +40,9 @@ def fingerprint(
     (more_templates), the time zone and Albumen's version; the private-link secret and rotations are
     added by with_secret.
 
-    folders: filled with each listed folder's own digest (its files' names, sizes and modification
-    times), which the renderer's album fingerprints start from (see render.albumkeys).
+    folders: filled with each listed folder's own digest (scan.walk.listing_text: its files' names, sizes
+    and modification times, and what the walk said of each), which the renderer's album fingerprints
+    (see render.albumkeys) and the scan's folder snapshots start from.
     """
     h = hashlib.sha256()
     h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{VIDEOS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
@@ -51,11 +53,10 @@ def fingerprint(
             st = path.stat()
             h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
     for listing in listings:
-        text = f"D{listing.src_uri}\0" + "".join(f"{e.name}\0{e.size}\0{e.mtime_ns}\0" for e in listing.files)
-        data = text.encode("utf-8", "surrogateescape")
+        data = listing_text(listing)
         h.update(data)
         if folders is not None:
-            folders[listing.src_uri] = hashlib.blake2b(data, digest_size=16).hexdigest()
+            folders[listing.src_uri] = hashlib.blake2b(data, digest_size=16).hexdigest()  # (see snapshots.listing_digest)
     for link in walk_report.links:
         h.update(f"L{link.src_uri}\0{link.real_uri}\0{link.walked_as}\0".encode("utf-8", "surrogateescape"))
     for folder, entries in walk_report.marks.items():

@@ -12,7 +12,7 @@ import hashlib
 import html
 import os
 import re
-from collections.abc import Container
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from functools import partial
@@ -77,7 +77,7 @@ class ScanCache:
     def flush(self) -> None:
         return None
 
-    def forget_missing(self, seen: set[str], folders: Container[str] = ()) -> None:
+    def forget_missing(self, seen: set[str], folders: Container[str] = (), listed: Iterable[str] | None = None) -> None:
         return None
 
     def get_folder(self, folder: str, key: str) -> bytes | None:
@@ -167,6 +167,7 @@ def scan_source(
     config_path: str | None = None,
     private: set[str] | None = None,
     plugins=None,
+    folders: dict[str, str] | None = None,
 ) -> Gallery:
     """Build the gallery model from the folder tree.
 
@@ -175,6 +176,7 @@ def scan_source(
     (config_path: its file, for the error) that names no album folder stops the scan before any
     file is read (see check_private); private: what check_private gave the caller, who ran it already.
     plugins: the build's (plugins.manager.Plugins): the media kinds they read (documents) are asked for here.
+    folders: each folder's digest (see snapshots.listing_digest) when the caller has made them already.
     """
     cache = cache or ScanCache()
     reporter = reporter or QuietReporter()
@@ -192,7 +194,9 @@ def scan_source(
     albums = {listing.src_uri: _read_album(listing, gallery, tz) for listing in listings}
     for uri in private:
         albums[uri].marked_private = True
-    listings = drop_private_links(listings, albums, report, gallery.warnings)
+    shown = drop_private_links(listings, albums, report, gallery.warnings)
+    if shown is not listings:  # links left out: those folders' listings changed since their digests were made
+        listings, folders = shown, None
 
     readers = plugins.kind_readers() if plugins else ()
     # folders unchanged since the last build: taken from their snapshots (see scan.snapshots)
@@ -201,7 +205,7 @@ def scan_source(
     kept: dict[str, snapshots.FolderScan] = {}
     if settings is not None:
         for listing in listings:
-            key = keys[listing.src_uri] = snapshots.listing_key(listing, settings)
+            key = keys[listing.src_uri] = snapshots.listing_key(listing, settings, (folders or {}).get(listing.src_uri))
             blob = cache.get_folder(listing.src_uri, key)
             found = snapshots.load(blob) if blob is not None else None
             if found is not None:
@@ -244,7 +248,7 @@ def scan_source(
                 unsettled.add(src_uri.rpartition("/")[0])
             reporter.advance(src_uri)
     cache.flush()
-    cache.forget_missing(set(records), kept)  # (the folders taken from snapshots keep theirs)
+    cache.forget_missing(set(records), kept, (listing.src_uri for listing in listings))  # (see forget_missing)
 
     kinds = {reader.name for reader in readers}
     made: list[tuple[str, str, bytes]] = []

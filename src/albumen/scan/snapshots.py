@@ -16,6 +16,7 @@ kinds make depends on the plugin's code as well.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import pickle
 from dataclasses import dataclass, fields
@@ -26,7 +27,7 @@ from .. import __version__
 from ..fsutil import files_digest
 from ..model import Media, Skipped
 from .dates import local_zone_name
-from .walk import DirListing
+from .walk import DirListing, listing_text
 
 # 1: media as rows of field values (see _row)
 SNAPSHOT_VERSION = 1
@@ -60,19 +61,17 @@ def _code() -> str:
                         f"{__version__}\0{_MEDIA_FIELDS}")
 
 
-def listing_key(listing: DirListing, settings: str) -> str:
+def listing_key(listing: DirListing, settings: str, digest: str | None = None) -> str:
     """The snapshot key of a folder: its files (names, paths, sizes, times, and what the walk said of
-    each) and the scan's settings."""
-    h = xxhash.xxh3_128()
-    h.update(f"{settings}\0{listing.src_uri}\0{listing.abs_path}\0{listing.real_uri}\0".encode("utf-8", "surrogateescape"))
-    base = listing.abs_path + os.sep
-    text = "".join(
-        f"{e.name}\0{e.size}\0{e.mtime_ns}\0{e.hidden}{e.refused}\0"
-        + ("" if e.abs_path == base + e.name else e.abs_path + "\0")
-        for e in listing.files
-    )
-    h.update(text.encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
+    each: see walk.listing_text, whose digest the build may have made already) and the scan's settings."""
+    if digest is None:
+        digest = listing_digest(listing)
+    return xxhash.xxh3_128_hexdigest(f"{settings}\0{digest}".encode("utf-8", "surrogateescape"))
+
+
+def listing_digest(listing: DirListing) -> str:
+    """A folder's own digest: of walk.listing_text."""
+    return hashlib.blake2b(listing_text(listing), digest_size=16).hexdigest()
 
 
 def dump(scan: FolderScan) -> bytes:

@@ -60,6 +60,20 @@ class WalkReport:
     marks: dict[str, list[FileEntry] | None] = field(default_factory=dict)
 
 
+def listing_text(listing: DirListing) -> bytes:
+    """Everything the walk said of one folder, as bytes: its path, where it really is, and each file's
+    name, size, modification time, path (when not the folder's path + its name) and what the walk
+    said of it. The build's fingerprint (lastbuild), album fingerprints and folder snapshots all start
+    from it (one pass over every file, not one for each)."""
+    base = listing.abs_path + os.sep
+    text = f"D{listing.src_uri}\0{listing.abs_path}\0{listing.real_uri}\0" + "".join(
+        f"{e.name}\0{e.size}\0{e.mtime_ns}\0{e.hidden:d}{e.refused}\0"
+        + ("" if e.abs_path == base + e.name else e.abs_path + "\0")
+        for e in listing.files
+    )
+    return text.encode("utf-8", "surrogateescape")
+
+
 def is_ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(rel, p) for p in patterns)
 
