@@ -371,3 +371,21 @@ def test_a_photo_added_or_removed_rewrites_only_the_stream_pages_around_it(tmp_p
     rendered = sorted(line.strip() for line in result.stdout.splitlines() if line.strip().startswith("stream/"))
     assert rendered == sorted(k for k in first if added.get(k) != first[k])
     assert crawl(site).broken == []
+
+
+def test_sitemap_lines_are_cut_into_files_of_the_limit_whatever_the_pieces():
+    """render.sitemap._files: a settled album's lines come as one piece, others one line a piece; the
+    files hold every line once, in order, `limit` a file but the last (one file, maybe empty, at least)."""
+    import random
+
+    from albumen.render.sitemap import _files
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        limit = rng.randint(1, 6)
+        pieces = ["".join(f"<url>{rng.random()}</url>\n" for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(0, 9))]
+        files = list(_files(iter(pieces), limit))
+        assert "".join(files) == "".join(pieces)
+        counts = [f.count("\n") for f in files]
+        assert counts and all(c == limit for c in counts[:-1]) and 0 <= counts[-1] <= limit
+        assert counts[-1] > 0 or len(files) == 1  # (an empty file only when there is nothing)

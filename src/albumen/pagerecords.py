@@ -50,9 +50,6 @@ class PageRecords:
         self._transaction("INSERT INTO temp.claims VALUES (?, ?)", rows)
         return None
 
-    # each recorded page (j.value: [dest_uri, template, sitemap url, lastmod]) of the albums claim_recorded settled
-    _SETTLED_PAGES = "FROM albums a JOIN temp.settled USING (album_uri), json_each(a.pages) j"
-
     def claim_recorded(self, album_uris: Iterable[str]) -> bool:
         """Claim the pages recorded for these albums, and count them and their media's outputs among this
         build's outputs: every output their records list (see set_albums), by the album named in the
@@ -69,28 +66,25 @@ class PageRecords:
             return False
         return True
 
-    def sitemap_recorded(self) -> None:
-        """Add the sitemap rows recorded with the pages of the albums claim_recorded settled."""
-        self.db.execute(
-            "INSERT OR REPLACE INTO temp.sitemap SELECT json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]') "
-            f"{self._SETTLED_PAGES} WHERE json_extract(j.value, '$[2]') IS NOT NULL"  # noqa: S608
-        )
+    # -- the sitemap's lines (see render.sitemap): (sort key, url, line) -------------------------
+    def sitemap_add(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        self._transaction("INSERT OR REPLACE INTO temp.sitemap VALUES (?, ?, ?)", rows)
 
-    def sitemap_add(self, rows: Iterable[tuple[str, str]]) -> None:
-        self._transaction("INSERT OR REPLACE INTO temp.sitemap VALUES (?, ?)", rows)
+    def sitemap_settled(self) -> None:
+        """Add the lines recorded with the albums claim_recorded settled, each album's as one row (its
+        sort key: render.sitemap.sort_key(album, ''))."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO temp.sitemap SELECT '0' || a.album_uri || char(1), NULL, a.sitemap "
+            "FROM albums a JOIN temp.settled USING (album_uri) WHERE a.sitemap != ''"
+        )
 
     def sitemap_clear(self) -> None:
         self.db.execute("DELETE FROM temp.sitemap")
 
-    def sitemap_count(self) -> int:
-        return self.db.execute("SELECT count(*) FROM temp.sitemap").fetchone()[0]
-
-    def sitemap_rows(self, after: str | None, limit: int) -> list[tuple[str, str]]:
-        """limit rows in url order, from the first url after `after` (None: from the first)."""
-        if after is None:
-            return self.db.execute("SELECT url, lastmod FROM temp.sitemap ORDER BY url LIMIT ?", (limit,)).fetchall()
+    def sitemap_lines(self, after: str, limit: int) -> list[tuple[str, str]]:
+        """limit (sort key, line) rows in key order, from the first key after `after`."""
         return self.db.execute(
-            "SELECT url, lastmod FROM temp.sitemap WHERE url > ? ORDER BY url LIMIT ?", (after, limit)
+            "SELECT k, line FROM temp.sitemap WHERE k > ? ORDER BY k LIMIT ?", (after, limit)
         ).fetchall()
 
     def unclaim_recorded(self) -> None:
@@ -110,20 +104,22 @@ class PageRecords:
         return dict(self._select_in("media_views", "uri", uris))
 
     # -- albums' input fingerprints and the pages they listed (see render.albumkeys) ------
+    # a record from before each was kept lacks its media's outputs, its folders without an index or its sitemap lines
+    _WHOLE = "outputs IS NOT NULL AND unindexed IS NOT NULL AND sitemap IS NOT NULL"
+
     def get_album(self, album_uri: str) -> tuple[str, str, bool] | None:
-        """(input fingerprint, its pages as JSON, whether the record is whole) recorded for an album: a
-        record from before they were kept lacks its media's outputs and its folders without an index."""
+        """(input fingerprint, its pages as JSON, whether the record is whole) recorded for an album."""
         return self.db.execute(
-            "SELECT key, pages, outputs IS NOT NULL AND unindexed IS NOT NULL FROM albums WHERE album_uri = ?", (album_uri,)
+            f"SELECT key, pages, {self._WHOLE} FROM albums WHERE album_uri = ?", (album_uri,)  # noqa: S608
         ).fetchone()
 
     def album_keys(self) -> dict[str, str]:
         """The recorded input fingerprint of every album whose record is whole (see get_album)."""
-        return dict(self.db.execute("SELECT album_uri, key FROM albums WHERE outputs IS NOT NULL AND unindexed IS NOT NULL"))
+        return dict(self.db.execute(f"SELECT album_uri, key FROM albums WHERE {self._WHOLE}"))  # noqa: S608
 
-    def set_albums(self, rows: list[tuple[str, str, str, str, str]], drop: Iterable[str] = ()) -> None:
-        """Record (album_uri, fingerprint, pages, outputs, unindexed: JSON lists) of albums whose pages are
-        all written; forget `drop`'s. Each output an album's record lists (its pages and its media's
+    def set_albums(self, rows: list[tuple[str, str, str, str, str, str]], drop: Iterable[str] = ()) -> None:
+        """Record (album_uri, fingerprint, pages, outputs, unindexed: JSON lists, and the pages' sitemap
+        lines) of albums whose pages are all written; forget `drop`'s. Each output an album's record lists (its pages and its media's
         outputs) is marked as that album's in the manifest (see claim_recorded), and no other is.
         unindexed: the folders of those outputs (and above) where they have no index.html."""
         drop = [(uri,) for uri in drop]
@@ -132,12 +128,12 @@ class PageRecords:
         if rows:
             self.db.execute("BEGIN")
             try:
-                self.db.executemany("INSERT OR REPLACE INTO albums (album_uri, key, pages, outputs, unindexed) VALUES (?, ?, ?, ?, ?)", rows)
+                self.db.executemany("INSERT OR REPLACE INTO albums (album_uri, key, pages, outputs, unindexed, sitemap) VALUES (?, ?, ?, ?, ?, ?)", rows)
                 self.db.executemany("UPDATE outputs SET album = NULL WHERE album = ?", [(row[0],) for row in rows])
                 self.db.executemany(
                     "UPDATE outputs SET album = ?1 WHERE dest_uri IN "
                     "(SELECT json_extract(value, '$[0]') FROM json_each(?2) UNION ALL SELECT value FROM json_each(?3))",
-                    [(uri, pages, outputs) for uri, _, pages, outputs, _ in rows],
+                    [(uri, pages, outputs) for uri, _, pages, outputs, _, _ in rows],
                 )
             except BaseException:
                 self.db.execute("ROLLBACK")

@@ -111,7 +111,8 @@ class AlbumRecords:
 
     def __init__(self, cache: BuildCache) -> None:
         self.cache = cache
-        self.pending: list[tuple[str, str, list, list]] = []  # (album, fingerprint, pages, outputs) listed, not written yet
+        # (album, fingerprint, pages, outputs, sitemap lines) listed, not written yet
+        self.pending: list[tuple[str, str, list, list, str]] = []
         self.listed: set[str] = set()
 
     def recorded(self, uri: str, key: str) -> tuple[list, bool] | None:
@@ -125,9 +126,10 @@ class AlbumRecords:
         except ValueError:
             return None
 
-    def add(self, uri: str, key: str, pages: list, outputs: list[str]) -> None:
-        """outputs: the album's media's outputs (counted among a build's at once when it is settled)."""
-        self.pending.append((uri, key, pages, outputs))
+    def add(self, uri: str, key: str, pages: list, outputs: list[str], sitemap: str) -> None:
+        """outputs: the album's media's outputs (counted among a build's at once when it is settled);
+        sitemap: its pages' lines (see render.sitemap.album_lines), part of the sitemap when it is settled."""
+        self.pending.append((uri, key, pages, outputs, sitemap))
         self.listed.add(uri)
 
     def kept(self, uri: str) -> None:
@@ -140,14 +142,14 @@ class AlbumRecords:
         fingerprint until settle(): a build stopped before then lists it from its views again."""
         failed = set(failed)
         rows, drop = [], []
-        for uri, key, pages, outputs in self.pending:
+        for uri, key, pages, outputs, sitemap in self.pending:
             if failed and any(page[0] in failed for page in pages):
                 drop.append(uri)
                 continue
             if deferred is not None and any(deferred(page[0]) for page in pages):
                 key = PENDING + key
             rows.append((uri, key, json.dumps(pages, separators=(",", ":")), json.dumps(outputs, separators=(",", ":")),
-                         json.dumps(unindexed([page[0] for page in pages], outputs), separators=(",", ":"))))
+                         json.dumps(unindexed([page[0] for page in pages], outputs), separators=(",", ":")), sitemap))
         self.pending = []
         self.cache.set_albums(rows, drop)
 

@@ -209,7 +209,8 @@ def _task(renderer: SiteRenderer, info: Any, page: Any, page_task: type) -> Page
         shown = page.key if page.key is not None else _value_key(context, Fingerprinter())
     key = digest(renderer.global_key, PLUGIN_KIND, info.recipe, dest, page.template or "", page.key or shown)
     if page.sitemap and not private and renderer.sitemap_on and dest.endswith(".html"):
-        renderer.sitemap_rows.add([(dest[: -len("index.html")] if dest.endswith("index.html") else dest, "")])
+        url = dest[: -len("index.html")] if dest.endswith("index.html") else dest
+        renderer.sitemap_rows.add(None, [(url, renderer.sitemap_line(url, ""))])
     return page_task(dest, page.template or "", view, context, key, origin=f"plugin {info.name}")
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime as format_datetime_rfc822
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,7 +28,7 @@ from .hooks import document_view, extra_page_tasks, page_context, site_context, 
 from .i18n import format_counts, format_date, format_iso, gettext_for
 from .keys import Fingerprinter, digest
 from .richtext import Picture, RichText, relative_path, resolve_description
-from .sitemap import ListedSitemap, SitemapRows, sitemap_tasks
+from .sitemap import ListedSitemap, SitemapRows, album_lines, sitemap_line, sitemap_tasks
 from .views import (
     AlbumView,
     ImageRef,
@@ -432,12 +433,13 @@ class SiteRenderer:
         )
         self.feeds_on = bool(config.feeds.enabled and config.url)
         self.sitemap_on = bool(config.feeds.sitemap and config.url)
+        self.sitemap_line = partial(sitemap_line, config.url, config.pages.links)  # (url, lastmod) -> its <url> line
         self.plugin_globals = site_context(ctx.plugins, self.site)  # templates: plugins.NAME.KEY
         self.env.globals["plugins"] = self.plugin_globals
         self._plugin_gallery: Any = None
         self.global_key = digest(__version__, _theme_fingerprint(dirs + more), repr(config), repr(self.site),
                                  *([repr(self.plugin_globals)] if ctx.plugins else []))
-        # (site-relative url, lastmod) of every public page listed
+        # the <url> line of every public page listed
         self.sitemap_rows: SitemapRows = ctx.sitemap if ctx.sitemap is not None else ListedSitemap()
         self._digest_rows: list[tuple[str, str]] = []  # for ctx.digests, sent in batches
         from .albumkeys import AlbumInputs
@@ -505,22 +507,25 @@ class SiteRenderer:
             pages, complete = records.recorded(uri, key) or (None, False)
             if pages is not None and self.page_ok is not None and self.page_ok(uri, [p[0] for p in pages]):
                 records.kept(uri)
+                lines = [(url, self.sitemap_line(url, lastmod)) for _, _, url, lastmod in pages
+                         if url is not None and self.sitemap_on]
                 if not complete:  # a record from before records were whole (see cache.get_album): recorded again
-                    records.add(uri, key, pages, self._album_outputs(uri))
-                if self.sitemap_on:
-                    self.sitemap_rows.add((sitemap, lastmod) for _, _, sitemap, lastmod in pages if sitemap is not None)
+                    records.add(uri, key, pages, self._album_outputs(uri), album_lines(lines))
+                if lines:
+                    self.sitemap_rows.add(uri, lines)
                 for dest_uri, template, _, lastmod in pages:
                     yield PageTask(dest_uri, template, None, {}, "", uri, lastmod, kept=True)  # type: ignore[arg-type]
                 return
-        listed = []
+        listed, lines = [], []
         for task in self._album_tasks(uri):
-            sitemap = None if task.page.private else (task.page.dir + "/" if task.page.dir else "")
-            if self.sitemap_on and sitemap is not None:
-                self.sitemap_rows.add([(sitemap, task.lastmod)])
-            listed.append((task.dest_uri, task.template, sitemap, task.lastmod))
+            url = None if task.page.private else (task.page.dir + "/" if task.page.dir else "")
+            if self.sitemap_on and url is not None:
+                lines.append((url, self.sitemap_line(url, task.lastmod)))
+                self.sitemap_rows.add(uri, lines[-1:])
+            listed.append((task.dest_uri, task.template, url, task.lastmod))
             yield task
         if key is not None:
-            records.add(uri, key, listed, self._album_outputs(uri))
+            records.add(uri, key, listed, self._album_outputs(uri), album_lines(lines))
 
     def _album_outputs(self, uri: str) -> list[str]:
         """The outputs of an album's media (see settled_albums)."""
@@ -567,7 +572,8 @@ class SiteRenderer:
         if self.ctx.config.stream.enabled:
             for task in self._stream_tasks(order):
                 if self.sitemap_on:
-                    self.sitemap_rows.add([(task.page.dir + "/", "")])
+                    url = task.page.dir + "/"
+                    self.sitemap_rows.add(None, [(url, self.sitemap_line(url, ""))])
                 yield task
         if self.feeds_on:
             yield from self._feed_tasks(order)
@@ -575,7 +581,7 @@ class SiteRenderer:
         page = self._page(dir="", title=self.builder.gettext("Page not found"), kind="404", robots="noindex")
         yield PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
         if self.sitemap_on:
-            yield from sitemap_tasks(self, self.sitemap_rows)  # in url order: the files are stable
+            yield from sitemap_tasks(self, self.sitemap_rows)  # in a set order: the files are stable
 
     def _stream_tasks(self, order: list[str]) -> Iterator[PageTask]:
         from .stream import stream_tasks

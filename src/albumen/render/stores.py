@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..process.plan import SitePlan
 from ..process.remaining import placeholder_key
 from ..process.specs import Placeholder
+from .sitemap import sort_key
 
 if TYPE_CHECKING:
     from ..cache import BuildCache
@@ -42,15 +43,16 @@ class CachedPlaceholders:
 
 
 class CachedSitemap:
-    """The sitemap's rows in a temporary table of the cache, read back in url order a file at a time
-    (see sitemap.sitemap_tasks): not a list of every page's url in this process."""
+    """The sitemap's lines in a temporary table of the cache, with the settled albums' records' lines
+    (see sitemap.SitemapRows), read back in order a few thousand at a time (see sitemap.sitemap_tasks):
+    not every page's line in this process."""
 
     def __init__(self, cache: BuildCache) -> None:
         self.cache = cache
-        self.waiting: list[tuple[str, str]] = []
+        self.waiting: list[tuple[str, str, str]] = []  # (sort key, url, line)
 
-    def add(self, rows: Iterable[tuple[str, str]]) -> None:
-        self.waiting += rows
+    def add(self, album: str | None, rows: Iterable[tuple[str, str]]) -> None:
+        self.waiting += ((sort_key(album, url), url, line) for url, line in rows)
         if len(self.waiting) >= 2000:
             self._send()
 
@@ -63,15 +65,12 @@ class CachedSitemap:
         self.waiting = []
         self.cache.sitemap_clear()
 
-    def count(self) -> int:
+    def pieces(self) -> Iterator[str]:
         self._send()
-        return self.cache.sitemap_count()
-
-    def in_order(self, size: int) -> Iterator[list[tuple[str, str]]]:
-        self._send()
-        after = None
-        while rows := self.cache.sitemap_rows(after, size):
-            yield rows
+        self.cache.sitemap_settled()
+        after = ""
+        while rows := self.cache.sitemap_lines(after, 2000):
+            yield from (line for _, line in rows)
             after = rows[-1][0]
 
 

@@ -91,10 +91,7 @@ class PageWriter:
         claimed and counted among this build's outputs at once, in SQLite, and not offered one by one
         (neither looked at in the output: the next build with nothing changed looks at every file)."""
         if albums and self.cache.claim_recorded(albums):
-            self.renderer.settled = albums
-            if self.renderer.sitemap_on:
-                self.renderer.sitemap_rows.count()  # (the rows listed so far sent first: these replace none)
-                self.cache.sitemap_recorded()
+            self.renderer.settled = albums  # (their sitemap lines are their records': see CachedSitemap.pieces)
 
     def forget_listed(self) -> None:
         """Every page is to be listed again (files failed and the albums were re-arranged)."""
