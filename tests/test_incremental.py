@@ -668,6 +668,31 @@ def test_unchanged_folders_are_taken_from_their_snapshots(gallery, tmp_path, mon
     assert [page for page in changed_pages if not page.startswith(("a/", "stream/"))] == []  # B: the same album
 
 
+def test_snapshot_media_read_their_embedded_metadata_when_first_asked(tmp_path):
+    """A folder's media taken from its snapshot share one model.LazyEmbedded, read only when a media's
+    embedded metadata is first asked for: then each media is the one the scan made (equal, dates and
+    cameras included), and pickles as it."""
+    import gc
+    import pickle
+
+    from albumen.config import Config
+    from albumen.model import LazyEmbedded
+    from albumen.scan import scan_source, snapshots
+
+    for i, (model, day) in enumerate([("Alpha", "01"), ("Beta", "02"), ("Alpha", "03")]):
+        make_jpeg(tmp_path / "A" / f"p{i}.jpg", date=f"2024:05:{day} 10:00:00", model=model)
+    made = sorted(scan_source(str(tmp_path), Config()).media.values(), key=lambda m: m.name)
+    assert [m.embedded.camera.model for m in made] == ["Alpha", "Beta", "Alpha"]
+    loaded = snapshots.load(snapshots.dump(snapshots.FolderScan(made, [], [], [])))
+    lazy = {id(ref): ref for m in loaded.media for ref in gc.get_referents(m) if type(ref) is LazyEmbedded}
+    assert len(lazy) == 1 and next(iter(lazy.values())).by_name is None  # one for the folder, not read yet
+    first = loaded.media[1].embedded
+    assert next(iter(lazy.values())).by_name is not None and loaded.media[1].embedded is first  # read once
+    assert loaded.media == made and [m.embedded.date for m in loaded.media] == [m.embedded.date for m in made]
+    again = snapshots.load(snapshots.dump(snapshots.FolderScan(made, [], [], [])))
+    assert pickle.loads(pickle.dumps(again.media)) == made  # (not read before: pickled as read)
+
+
 def test_placeholders_of_photos_gone_are_forgotten_once_they_add_up(tmp_path, monkeypatch, isolated_cache):
     import sqlite3
     from contextlib import closing

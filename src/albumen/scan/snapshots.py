@@ -25,14 +25,14 @@ import xxhash
 
 from .. import __version__
 from ..fsutil import files_digest
-from ..model import Media, Skipped
+from ..model import LazyEmbedded, Media, Skipped
 from .dates import local_zone_name
 from .walk import DirListing, listing_text
 
-# 1: media as rows of field values (see _row)
-SNAPSHOT_VERSION = 1
+# 1: media as rows of field values (see dump); 2: their embedded metadata in one piece a folder
+SNAPSHOT_VERSION = 2
 _MEDIA_FIELDS = tuple(f.name for f in fields(Media))
-_SHARED = {"info", "embedded"}  # frozen, hashable and often alike (see dump)
+_SHARED = {"info"}  # frozen, hashable and often alike (see dump)
 
 
 @dataclass(slots=True)
@@ -77,10 +77,15 @@ def listing_digest(listing: DirListing) -> str:
 def dump(scan: FolderScan) -> bytes:
     """The folder's findings, pickled. Media alike share their facts (the photos of one camera and size
     have the same MediaInfo): each distinct one is pickled once, so that loading makes one object of it
-    for the folder, not one a photo (~130 bytes each: 130 MB at a million photos)."""
+    for the folder, not one a photo (~130 bytes each: 130 MB at a million photos). Their embedded
+    metadata (different for each photo: its date) is pickled apart, one piece for the folder, read
+    only when one of them is asked for (see model.LazyEmbedded)."""
     shared: dict = {}
+    embedded = LazyEmbedded(pickle.dumps(
+        {m.name: shared.setdefault(m.embedded, m.embedded) for m in scan.media}, protocol=pickle.HIGHEST_PROTOCOL
+    ))
     rows = [
-        tuple(shared.setdefault(value, value) if name in _SHARED else value
+        tuple(embedded if name == "embedded" else shared.setdefault(value, value) if name in _SHARED else value
               for name, value in zip(_MEDIA_FIELDS, (getattr(m, name) for name in _MEDIA_FIELDS), strict=True))
         for m in scan.media
     ]
