@@ -318,7 +318,7 @@ def test_a_cache_from_before_outputs_named_their_album_settles_nothing_until_lis
     caches = list(isolated_cache.rglob("cache.sqlite"))
     assert len(caches) == 1
     with sqlite3.connect(caches[0]) as db:
-        db.executescript("DROP INDEX outputs_by_album; ALTER TABLE outputs DROP COLUMN album;")
+        db.executescript("DROP INDEX outputs_by_album; DROP INDEX outputs_unowned; ALTER TABLE outputs DROP COLUMN album;")
     delete(src)  # City/city2.jpg: its outputs are stale
     settled.clear()
     build_site(src, site, "-c", str(conf))

@@ -150,10 +150,11 @@ class PageRecords:
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS keep_albums (album_uri TEXT PRIMARY KEY)")
         self.db.execute("DELETE FROM temp.keep_albums")
         self._transaction("INSERT OR IGNORE INTO temp.keep_albums VALUES (?)", ((u,) for u in album_uris))
-        self.db.execute("DELETE FROM albums WHERE album_uri NOT IN (SELECT album_uri FROM temp.keep_albums)")
-        self.db.execute(
-            "UPDATE outputs SET album = NULL WHERE album IS NOT NULL AND album NOT IN (SELECT album_uri FROM temp.keep_albums)"
+        self.db.execute(  # (the outputs of the records going: not a pass over every output an album has)
+            "UPDATE outputs SET album = NULL WHERE album IN "
+            "(SELECT album_uri FROM albums WHERE album_uri NOT IN (SELECT album_uri FROM temp.keep_albums))"
         )
+        self.db.execute("DELETE FROM albums WHERE album_uri NOT IN (SELECT album_uri FROM temp.keep_albums)")
         self.db.execute("DROP TABLE temp.keep_albums")
 
     # -- folders of the output without an index page -------------------------------------
