@@ -312,3 +312,52 @@ def test_a_fifo_swapped_in_after_the_walk_is_refused_not_waited_on(tmp_path):
     reader.join(timeout=10)
     assert not reader.is_alive(), "reading a FIFO blocked"
     assert result[0].kind == "broken" and "not a regular file" in result[0].reason
+
+
+def _stream_order_before(gallery, limit=0):
+    """stream_order as it was (every media sorted by album and name, then by date): the reference."""
+    from albumen.scan.arrange import newest_first
+
+    groups = {}
+    for media in gallery.public_media():
+        groups.setdefault(media.album_uri, []).append(media)
+    items = []
+    for album_uri in sorted(groups, key=lambda uri: (natural_key(uri), uri)):
+        group = groups.pop(album_uri)
+        group.sort(key=lambda m: natural_key(m.name))
+        items.extend(group)
+    items.sort(key=newest_first, reverse=True)
+    uris = [m.src_uri for m in items]
+    return uris[:limit] if limit else uris
+
+
+def test_stream_order_sorts_names_only_among_ties_and_agrees_with_the_whole_sort():
+    """stream_order looks at albums and names only among media of one date (a burst, the undated):
+    the same order as sorting every media by album and name first, on 400 random galleries full of
+    ties (equal dates, undated media, names and albums alike in natural order: 'a1'/'a01', 'B'/'b')."""
+    import random
+
+    from albumen.model import Album, EmbeddedMetadata, Gallery, Media, MediaInfo
+    from albumen.scan.arrange import stream_order
+
+    rng = random.Random(24)
+    info = MediaInfo("image", "jpeg", 10, 10)
+    dates = [None, *(datetime(2020, 1, d, tzinfo=UTC) for d in range(1, 4)), datetime(2020, 1, 1, 1, tzinfo=timezone(timedelta(hours=1)))]
+    for n in range(400):
+        gallery = Gallery()
+        names = ["a", "a1", "a01", "A2", "b", "B", "b10", "b9", "x y", "ä"]
+        albums = [""] + sorted({"/".join(rng.choice(names) for _ in range(rng.randint(1, 2))) for _ in range(rng.randint(1, 6))})
+        for uri in albums:
+            gallery.albums[uri] = Album(src_uri=uri, name=uri.rpartition("/")[2], title=uri)
+        for uri in albums[1:]:  # linked from the top (walk_albums follows children)
+            gallery.albums[""].children.append(uri)
+        for i in range(rng.randint(0, 40)):
+            album = rng.choice(albums)
+            name = f"{rng.choice(names)}{rng.choice(['', '1', '01', '2'])}.{i}.jpg" if rng.random() < 0.9 else f"{rng.choice(names)}.jpg"
+            src = f"{album}/{name}" if album else name
+            if src in gallery.media:
+                continue
+            gallery.media[src] = Media(src, album, name, 1, 1, "", info, EmbeddedMetadata(), date=rng.choice(dates))
+            gallery.albums[album].media.append(src)
+        for limit in (0, 1, 5):
+            assert stream_order(gallery, limit) == _stream_order_before(gallery, limit), (n, limit)

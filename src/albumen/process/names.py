@@ -89,6 +89,7 @@ def assign_dirs(
             for segment, uri in children:
                 album_dirs[uri] = f"{base}/{segment}" if base else segment
         else:
+            media_dirs.clashing.add(album.src_uri)
             _assign_clashing(gallery, album, base, reserved, make, mode, album_dirs, media_dirs.renamed, warnings)
         for uri in album.hidden:  # never linked from here: a private link, or nothing public to show
             if uri in private:
@@ -107,6 +108,7 @@ class MediaDirs(Mapping[str, str]):
     def __init__(self, gallery: Gallery, album_dirs: dict[str, str], mode: str) -> None:
         self.gallery, self.album_dirs, self.mode = gallery, album_dirs, mode
         self.renamed: dict[str, str] = {}  # the media of albums where names clash -> their folders
+        self.clashing: set[str] = set()  # those albums
 
     def __getitem__(self, uri: str) -> str:
         found = self.renamed.get(uri)

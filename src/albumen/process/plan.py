@@ -213,12 +213,12 @@ class MediaPlans(MutableMapping[str, MediaPlan]):
 
 @lru_cache(maxsize=1)
 def planner_code() -> str:
-    """A digest of the code that plans outputs (this module and the recipes'): part of the album
-    fingerprints (see render.albumkeys), which tell an album's plans unchanged without making them, so
-    that a change of how outputs are named or made is a change of every album."""
-    from . import specs
+    """A digest of the code that plans outputs (this module, the recipes' and where pages go): part of
+    the album fingerprints (see render.albumkeys), which tell an album's plans unchanged without making
+    them, so that a change of how outputs are named or made is a change of every album."""
+    from . import names, specs
 
-    return files_digest((__file__, specs.__file__))
+    return files_digest((__file__, specs.__file__, names.__file__))
 
 
 @dataclass

@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..process.names import MediaDirs
 from ..process.plan import planner_code
 from ..scan.dates import local_zone_name
 from .keys import digest
@@ -94,9 +95,15 @@ class AlbumInputs:
                 # its media's plans, told by what they are made of: the media (the folder's files and
                 # the config, above), their pages' folders, which are covers, and the planner itself
                 dirs, covers = plan.media_dirs, plan.covers
+                if isinstance(dirs, MediaDirs) and uri not in dirs.clashing:
+                    # (each page's folder: the album's and its file's name, as MediaDirs and the
+                    # planner's code say; not put together for every photo of the library)
+                    where = f"{dirs.mode}\0{dirs.album_dirs[uri]}"
+                else:
+                    where = "\0".join(dirs[m] for m in album.media)
                 result = digest(
-                    folder, repr(facts), "\0".join(album.media), self.planned,
-                    "\0".join(f"{dirs[m]}\0{'c' if m in covers else ''}" for m in album.media),
+                    folder, repr(facts), "\0".join(album.media), self.planned, where,
+                    "\0".join(m for m in album.media if m in covers),
                 )
         self._own[uri] = result
         return result

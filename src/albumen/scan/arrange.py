@@ -232,16 +232,25 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
     """Every media of the gallery, newest first, the undated ones last; ties (and the undated among
     themselves) by album path, then file name (natural order).
 
-    Name keys are made one album at a time, not held for every media at once (100,000 photos).
+    Sorted by date alone first; names are looked at only among media with the same date (a burst, the
+    undated), not made into keys for every media (100,000 photos).
     """
-    groups: dict[str, list[Media]] = {}
-    for media in gallery.public_media():
-        groups.setdefault(media.album_uri, []).append(media)
-    items: list[Media] = []
-    for album_uri in sorted(groups, key=lambda uri: (natural_key(uri), uri)):  # a key per album, not per media
-        group = groups.pop(album_uri)
-        group.sort(key=lambda m: natural_key(m.name))
-        items.extend(group)
-    items.sort(key=newest_first, reverse=True)  # stable: ties keep the order above
-    uris = [m.src_uri for m in items]
+    items = gallery.public_media()
+    keys = [newest_first(m) for m in items]
+    order = sorted(range(len(items)), key=keys.__getitem__, reverse=True)  # stable: ties keep their order
+    uris: list[str] = []
+    start = 0
+    while start < len(order):
+        end, key = start + 1, keys[order[start]]
+        while end < len(order) and keys[order[end]] == key:
+            end += 1
+        if end - start == 1:
+            uris.append(items[order[start]].src_uri)
+        else:
+            tied = sorted((items[i] for i in order[start:end]),
+                          key=lambda m: (natural_key(m.album_uri), m.album_uri, natural_key(m.name)))
+            uris += (m.src_uri for m in tied)
+        if limit and len(uris) >= limit:
+            break
+        start = end
     return uris[:limit] if limit else uris
