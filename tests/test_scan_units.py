@@ -361,3 +361,24 @@ def test_stream_order_sorts_names_only_among_ties_and_agrees_with_the_whole_sort
             gallery.albums[album].media.append(src)
         for limit in (0, 1, 5):
             assert stream_order(gallery, limit) == _stream_order_before(gallery, limit), (n, limit)
+
+
+def test_media_sorted_by_date_as_sort_items_sorts_them():
+    """arrange.sort_media sorts by date without a Python key function an item: the order sort_items
+    gives, on 3,000 random lists (undated media, equal instants in other zones, names alike in natural
+    order, both directions, and other orders, which it hands to sort_items)."""
+    import random
+
+    from albumen.model import EmbeddedMetadata, Media, MediaInfo
+    from albumen.scan.arrange import _media_sort_key, sort_media
+
+    rng = random.Random(5)
+    info = MediaInfo("image", "jpeg", 10, 10)
+    dates = [None, datetime(2020, 1, 1, tzinfo=UTC), datetime(2020, 1, 1, 1, tzinfo=timezone(timedelta(hours=1))),
+             datetime(2021, 5, 1, tzinfo=UTC), datetime(2019, 5, 1, tzinfo=UTC)]
+    for _ in range(3000):
+        items = [Media(f"a/{i}", "a", f"{rng.choice(['IMG', 'img', 'x'])}{rng.choice(['1', '01', '2', '10', ''])}.jpg",
+                       1, 1, "", info, EmbeddedMetadata(), date=rng.choice(dates), title=rng.choice([None, "b", "A"]))
+                 for i in range(rng.randint(0, 12))]
+        for spec in ("date", "-date", "name", "-title"):
+            assert sort_media(items, spec) == sort_items(items, spec, _media_sort_key), spec

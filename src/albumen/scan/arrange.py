@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from ..model import Album, Gallery, Media
@@ -73,6 +74,25 @@ def sort_items(items: list, spec: str, key_fn) -> list:
     return [x for _, x in present] + [x for _, x in missing]
 
 
+def sort_media(items: list[Media], spec: str) -> list[Media]:
+    """sort_items(items, spec, _media_sort_key), by date without a key made for each item by a function
+    of Python's (every photo of a library is sorted in every build): their dates' order, then their
+    names', the undated after in their names' order."""
+    field, reverse = parse_sort(spec)
+    if field != "date":
+        return sort_items(items, spec, _media_sort_key)
+    out: list[Media] = []
+    for dated in (True, False):
+        group = [m for m in items if (m.date is not None) is dated]
+        names = map(natural_key, map(_NAME, group))
+        keys = list(zip(map(_DATE, group), names, strict=True) if dated else names)
+        out += (group[i] for i in sorted(range(len(group)), key=keys.__getitem__, reverse=reverse))
+    return out
+
+
+_NAME = attrgetter("name")
+
+
 def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
     """Sort every album's media and children, work out private zones, prune empty albums,
     and compute counts, date ranges and covers.
@@ -89,9 +109,12 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
     for uri, album in albums.items():
         if uri and album.parent_uri in kids:
             kids[album.parent_uri].append(uri)
+    shown: dict[str, list[Media]] = {uri: [] for uri in albums}  # each album's photos and videos
     for media in gallery.media.values():
-        album = albums[media.album_uri]
-        (album.media if media.kind in ("image", "video") else album.documents).append(media.src_uri)
+        if media.info.kind in ("image", "video"):
+            shown[media.album_uri].append(media)
+        else:
+            albums[media.album_uri].documents.append(media.src_uri)
 
     by_depth = sorted(albums, key=lambda u: u.count("/") + 1 if u else 0)
     for uri in by_depth:  # parents first: zones are inherited
@@ -107,26 +130,26 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
     for uri in reversed(by_depth):  # deepest first
         album = albums[uri]
         spec = _override(album, "sort", media_sort, gallery)
-        album.media = [m.src_uri for m in sort_items([gallery.media[m] for m in album.media], spec, _media_sort_key)]
+        own = sort_media(shown.pop(uri), spec)
+        album.media = [m.src_uri for m in own]
         if album.documents:
-            album.documents = [m.src_uri for m in sort_items([gallery.media[m] for m in album.documents], spec,
-                                                               _media_sort_key)]
+            album.documents = [m.src_uri for m in sort_media([gallery.media[m] for m in album.documents], spec)]
         children = [albums[c] for c in kids[uri] if c in albums]
         anything[uri] = len(album.media) + len(album.documents) + sum(anything[c.src_uri] for c in children)
         if uri and anything[uri] == 0:
             del albums[uri]
             continue
         linked = [c for c in children if not c.marked_private and is_published(c)]
-        own = [gallery.media[m] for m in album.media]
-        album.photo_count = sum(1 for m in own if m.kind == "image") + sum(k.photo_count for k in linked)
-        album.video_count = sum(1 for m in own if m.kind == "video") + sum(k.video_count for k in linked)
+        kinds = [m.info.kind for m in own]
+        album.photo_count = kinds.count("image") + sum(k.photo_count for k in linked)
+        album.video_count = kinds.count("video") + sum(k.video_count for k in linked)
         album.document_count = len(album.documents) + sum(k.document_count for k in linked)
         _date_range(album, own, linked)
         spec = _override(album, "album_sort", album_sort, gallery)
         album.children = [a.src_uri for a in sort_items(linked, spec, _album_sort_key)]
-        shown = {k.src_uri for k in linked}  # (not `c in linked`: Album == compares every field, ~5 s for
+        linked_uris = {k.src_uri for k in linked}  # (not `c in linked`: Album == compares every field, ~5 s for
         # the year folders of a million photos)
-        album.hidden = sorted((c.src_uri for c in children if c.src_uri not in shown), key=natural_key)
+        album.hidden = sorted((c.src_uri for c in children if c.src_uri not in linked_uris), key=natural_key)
         album.cover = _cover(gallery, album)
 
 
@@ -232,25 +255,32 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
     """Every media of the gallery, newest first, the undated ones last; ties (and the undated among
     themselves) by album path, then file name (natural order).
 
-    Sorted by date alone first; names are looked at only among media with the same date (a burst, the
-    undated), not made into keys for every media (100,000 photos).
+    Sorted by date alone first (a stable sort: ties keep their order); names are looked at only among
+    media of one date (a burst, the undated), not made into keys for every media (100,000 photos).
     """
     items = gallery.public_media()
-    keys = [newest_first(m) for m in items]
-    order = sorted(range(len(items)), key=keys.__getitem__, reverse=True)  # stable: ties keep their order
-    uris: list[str] = []
+    dated = [m for m in items if m.date is not None]
+    dated.sort(key=_DATE, reverse=True)
+    undated = [m for m in items if m.date is None]
+    del items
+    uris = [m.src_uri for m in dated]
+    dates = [m.date for m in dated]
+    tied = {date for date, count in Counter(dates).items() if count > 1}  # (equal instants: equal hashes)
+    at = [i for i, date in enumerate(dates) if date in tied] if tied else []
     start = 0
-    while start < len(order):
-        end, key = start + 1, keys[order[start]]
-        while end < len(order) and keys[order[end]] == key:
+    while start < len(at):  # each run of one date (together, as sorted)
+        end = start + 1
+        while end < len(at) and dates[at[end]] == dates[at[start]]:
             end += 1
-        if end - start == 1:
-            uris.append(items[order[start]].src_uri)
-        else:
-            tied = sorted((items[i] for i in order[start:end]),
-                          key=lambda m: (natural_key(m.album_uri), m.album_uri, natural_key(m.name)))
-            uris += (m.src_uri for m in tied)
-        if limit and len(uris) >= limit:
-            break
+        first, last = at[start], at[end - 1] + 1
+        uris[first:last] = [m.src_uri for m in sorted(dated[first:last], key=_by_place)]
         start = end
+    uris += (m.src_uri for m in sorted(undated, key=_by_place))
     return uris[:limit] if limit else uris
+
+
+_DATE = attrgetter("date")
+
+
+def _by_place(media: Media) -> tuple:
+    return natural_key(media.album_uri), media.album_uri, natural_key(media.name)
