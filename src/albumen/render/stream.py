@@ -19,7 +19,6 @@ added or removed re-rendered every stream page (167 at 10,000 photos, 1,667 at 1
 from __future__ import annotations
 
 import hashlib
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -62,32 +61,45 @@ def stream_chunks(uris: list[str], size: int) -> list[list[str]]:
     3 * size): a page ends at an item whose name's hash is the smallest of the size + 1 items around
     it (size/2 on each side). Whether an item ends a page depends on its neighbours alone, so an
     item added or removed moves the ends of its own page at most (and makes or merges one page)."""
-    n = len(uris)
-    half = max(0, size // 2)
-    high = 3 * max(1, size)  # (a run with no such item is cut anyway: rare, ~1 page in 1,600 at 60)
     keys = [xxhash.xxh3_64_intdigest(uri.encode("utf-8", "surrogateescape")) for uri in uris]
-    window: deque[int] = deque()  # indexes of [j - 2 * half, j] whose keys increase: the minimum first
-    ends, last = [], -1
-    for j in range(n + half):
-        if j < n:
-            while window and keys[window[-1]] >= keys[j]:
-                window.pop()
-            window.append(j)
-        i = j - half  # the middle of the window
-        if i < 0:
-            continue
-        while window[0] < i - half:
-            window.popleft()
-        if (window[0] == i and half <= i < n - 1 - half and i - last > half) or i - last >= high:
-            ends.append(i)
-            last = i
+    ends = chunk_ends(keys, size)
     pages, start = [], 0
     for end in ends:
         pages.append(uris[start : end + 1])
         start = end + 1
-    if start < n:
+    if start < len(uris):
         pages.append(uris[start:])
     return pages or [[]]
+
+
+def chunk_ends(keys: list[int], size: int) -> list[int]:
+    """Where stream_chunks ends its pages: at i when keys[i] is the smallest of keys[i - half : i + half + 1]
+    (half: size // 2; a later one equal to it wins) and i is more than half past the last end, away
+    from either edge; and wherever a run reaches 3 * size items without one.
+
+    An item smallest of its window is smallest of its block of half + 1 items (all in its window):
+    only the blocks' smallest are looked at (one in half + 1), each window checked by min(), not a
+    window slid over every item by a loop of Python's (0.04 s a build at 100,000 photos)."""
+    n = len(keys)
+    half = max(0, size // 2)
+    high = 3 * max(1, size)  # (a run with no such item is cut anyway: rare, ~1 page in 1,600 at 60)
+    ends, last = [], -1
+    for b in range(half, n - 1 - half, half + 1):  # blocks of the items that can end a page by their key
+        block = keys[b : min(b + half + 1, n - 1 - half)]
+        low = min(block)
+        i = b + len(block) - 1 - block[::-1].index(low)  # (the last of equal ones)
+        if min(keys[i - half : i + half + 1]) != low or low in keys[i + 1 : i + half + 1]:
+            continue
+        while last + high < i:  # (a long run without one: cut where it reaches its length)
+            last += high
+            ends.append(last)
+        if i - last > half:
+            ends.append(i)
+            last = i
+    while last + high <= n - 1:
+        last += high
+        ends.append(last)
+    return ends
 
 
 def page_names(pages: list[list[str]]) -> list[str]:
@@ -112,7 +124,7 @@ def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]
     media = ctx.gallery.media
     uris = order[: config.stream.max_items] if config.stream.max_items else order
     total = len(uris)
-    videos = sum(1 for uri in uris if media[uri].kind == "video")
+    videos = [media[uri].info.kind for uri in uris].count("video")
     counts = format_counts(total - videos, videos, config.language)
     pages = stream_chunks(uris, config.stream.page_size)
     base = f"{config.stream.path}/"
@@ -125,8 +137,9 @@ def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]
             stream = StreamView(title, base, len(items), 0, total - videos, videos)
             heading, description = title, config.description or counts
         else:
-            dated = [media[u].date for u in items if media[u].date is not None]
-            when = format_date_range(dated[-1], dated[0], config.language) if dated else ""
+            newest = next((d for d in (media[u].date for u in items) if d is not None), None)
+            oldest = next((d for d in (media[u].date for u in reversed(items)) if d is not None), None)
+            when = format_date_range(oldest, newest, config.language) if newest else ""
             stream = StreamView(title, base, len(items), 0, first=False, date_range=when)
             heading = f"{title} ({when})" if when else title
             description = config.description or when or title
