@@ -72,8 +72,8 @@ class ViewDigests(Protocol):
 
     def get(self, uris: Iterable[str]) -> dict[str, str]: ...
 
-    def page_key(self, dest_uri: str) -> str | None:
-        """The key a page was last written with (see stream_tasks)."""
+    def page_keys(self, dest_uris: Iterable[str]) -> dict[str, str]:
+        """The keys these pages were last written with (those that have one: see stream_tasks)."""
 
 
 @dataclass

@@ -87,5 +87,5 @@ class ViewDigests:
     def get(self, uris: Iterable[str]) -> dict[str, str]:
         return self.cache.view_digests(uris)
 
-    def page_key(self, dest_uri: str) -> str | None:
-        return self.cache.page_keys([dest_uri]).get(dest_uri)
+    def page_keys(self, dest_uris: Iterable[str]) -> dict[str, str]:
+        return self.cache.page_keys(dest_uris)

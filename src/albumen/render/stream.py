@@ -131,6 +131,12 @@ def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]
     urls = [f"{base}page/{name}/" if name else base for name in page_names(pages)]
     title = renderer.stream_title
     settled = renderer.settled
+    recorded_keys: dict[str, str] = {}
+    fresh: set[str] = set()  # the items of albums not settled
+    if settled and ctx.digests is not None:
+        recorded_keys = ctx.digests.page_keys(f"{url}index.html" for url in urls)
+        albums = ctx.gallery.albums
+        fresh = {uri for album in albums if album not in settled for uri in albums[album].media}
     for n, items in enumerate(pages):
         nav = StreamNav(urls[n - 1] if n else None, urls[n + 1] if n + 1 < len(pages) else None)
         if n == 0:
@@ -152,8 +158,8 @@ def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]
         # what the page is made of: with every item's album settled (its views as the last build made
         # them), a page made of the same is the page the last build wrote, under the key it recorded
         made_of = ":" + digest(*head, *items)
-        if settled and all(media[u].album_uri in settled for u in items):
-            recorded = ctx.digests.page_key(dest_uri) if ctx.digests is not None else None
+        if settled and fresh.isdisjoint(items):
+            recorded = recorded_keys.get(dest_uri)
             if recorded is not None and recorded.endswith(made_of):
                 yield PageTask(dest_uri, "stream.html", page, {"stream": stream}, recorded,
                                late=lambda items=items: {"media": renderer._stream_views(items)})
