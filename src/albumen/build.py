@@ -310,8 +310,9 @@ def _run(
     if cache.placeholder_count() > len(gallery.media) * 1.1 + PLACEHOLDERS_SPARE:
         cache.keep_placeholders(placeholder_key(mp.thumb_uri) for mp in plan.media.values())
     report.albums = sum(1 for a in gallery.albums.values() if is_published(a))
-    report.photos = sum(1 for m in gallery.media.values() if m.kind == "image")
-    report.videos = sum(1 for m in gallery.media.values() if m.kind == "video")
+    kinds = [m.info.kind for m in gallery.media.values()]
+    report.photos, report.videos = kinds.count("image"), kinds.count("video")
+    del kinds
     report.ignored = gallery.ignored
     report.skipped = sorted(gallery.skipped, key=lambda s: s.src_uri)
     report.warnings += gallery.warnings + plan.warnings + renderer.warnings
@@ -365,7 +366,7 @@ def _album_forced(album_uri: str, options: BuildOptions) -> bool:
 
 def _video_encoder(gallery: Gallery, ffmpeg: str | None) -> str:
     """What encodes this build's videos, with its version (part of their recipe); asked only when there are videos."""
-    if not any(m.kind == "video" for m in gallery.media.values()):
+    if not any(album.video_count for album in gallery.albums.values()):  # (each counts its own: see arrange_gallery)
         return ""
     from .process.video import encoder_identity
 

@@ -52,6 +52,8 @@ class AlbumInputs:
         self.crumbs = crumbs
         self.album_url = album_url
         self._own: dict[str, str | None] = {}
+        # the media whose descriptions may show or link to other pages (few: looked for once)
+        self._linking = {uri for uri, m in ctx.gallery.media.items() if m.description_html and _links(m.description_html)}
         self.planned = digest(planner_code(), ctx.plan.video_encoder)  # (see own)
 
     def key(self, uri: str) -> str | None:
@@ -85,8 +87,7 @@ class AlbumInputs:
         folder = self.folders.get(uri)
         result: str | None = None
         if folder is not None and not _links(album.description_html) and not album.documents:
-            media = [gallery.media[m] for m in album.media]
-            if not any(_links(m.description_html) for m in media):
+            if self._linking.isdisjoint(album.media):
                 facts = (
                     album.title, album.description_html, album.sidecar.src_uri if album.sidecar else None,
                     album.date_start, album.date_end, album.dates_guessed, album.photo_count,

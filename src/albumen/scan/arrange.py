@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
-from operator import attrgetter, itemgetter
+from itertools import islice
+from operator import attrgetter, eq, itemgetter
 from typing import Any
 
 from ..model import Album, Gallery, Media
@@ -265,14 +265,13 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
     del items
     uris = [m.src_uri for m in dated]
     dates = [m.date for m in dated]
-    tied = {date for date, count in Counter(dates).items() if count > 1}  # (equal instants: equal hashes)
-    at = [i for i, date in enumerate(dates) if date in tied] if tied else []
+    ties = [i for i, same in enumerate(map(eq, dates, islice(dates, 1, None))) if same]  # (as sorted: side by side)
     start = 0
-    while start < len(at):  # each run of one date (together, as sorted)
+    while start < len(ties):  # each run of one date: from ties[start] to one past the run's last tie
         end = start + 1
-        while end < len(at) and dates[at[end]] == dates[at[start]]:
+        while end < len(ties) and ties[end] == ties[end - 1] + 1:
             end += 1
-        first, last = at[start], at[end - 1] + 1
+        first, last = ties[start], ties[end - 1] + 2
         uris[first:last] = [m.src_uri for m in sorted(dated[first:last], key=_by_place)]
         start = end
     uris += (m.src_uri for m in sorted(undated, key=_by_place))
