@@ -15,6 +15,7 @@ import os
 import stat as stat_mod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from ..fsutil import NotRegularFile, open_regular
 from .sidecar import decode_text
@@ -60,17 +61,22 @@ class WalkReport:
     marks: dict[str, list[FileEntry] | None] = field(default_factory=dict)
 
 
+_NAME = attrgetter("name")
+
+
 def listing_text(listing: DirListing) -> bytes:
     """Everything the walk said of one folder, as bytes: its path, where it really is, and each file's
     name, size, modification time, path (when not the folder's path + its name) and what the walk
     said of it. The build's fingerprint (lastbuild), album fingerprints and folder snapshots all start
     from it (one pass over every file, not one for each)."""
     base = listing.abs_path + os.sep
-    text = f"D{listing.src_uri}\0{listing.abs_path}\0{listing.real_uri}\0" + "".join(
-        f"{e.name}\0{e.size}\0{e.mtime_ns}\0{e.hidden:d}{e.refused}\0"
-        + ("" if e.abs_path == base + e.name else e.abs_path + "\0")
+    # (a file as most are, in its folder under its name: three fields; one that is not says more, with
+    # its path, which has a '/' that neither a name nor a number has)
+    text = f"D{listing.src_uri}\0{listing.abs_path}\0{listing.real_uri}\0" + "".join([
+        f"{e.name}\0{e.size}\0{e.mtime_ns}\0" if not (e.hidden or e.refused) and e.abs_path == base + e.name
+        else f"{e.name}\0{e.size}\0{e.mtime_ns}\0{e.hidden:d}{e.refused}\0{e.abs_path}\0"
         for e in listing.files
-    )
+    ])
     return text.encode("utf-8", "surrogateescape")
 
 
@@ -153,15 +159,16 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
             continue
         listing = DirListing(src_uri=src_uri, abs_path=abs_dir, real_uri=real_uri)
         try:
-            entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
+            entries = sorted(os.scandir(abs_dir), key=_NAME)
         except OSError as exc:
             report.warnings.append(f"{src_uri or '.'}: cannot list folder ({exc.strerror})")
             continue
         listed.add(real_uri)
         subdirs: list[tuple[str, str, str, LinkEntry | None]] = []
+        prefix = f"{src_uri}/" if src_uri else ""
         for entry in entries:
             name = entry.name
-            rel = f"{src_uri}/{name}" if src_uri else name
+            rel = prefix + name
             if name.lower() == "index.md":  # it may mark its album private: never passed over
                 hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
                 index, link = _index_entry(entry, rel, real_root, hidden)
@@ -172,7 +179,7 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
             if name.startswith(".") or (nomedia and name in nomedia):
                 continue
             try:
-                name.encode("utf-8")
+                name.isascii() or name.encode("utf-8")
             except UnicodeEncodeError:  # bytes that are not UTF-8 (an old zip file): no URL can carry them
                 shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 report.warnings.append(f"{src_uri + '/' if src_uri else ''}{shown}: name is not valid UTF-8; ignored (rename it)")
