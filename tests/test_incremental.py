@@ -801,7 +801,7 @@ def test_folders_without_a_page_agree_with_their_definition_in_random_trees(tmp_
             mine = [uri for uri in sorted(uris) if owner[uri] == album]
             pages = [[uri, "media.html", None, None] for uri in mine if uri.endswith("index.html")]
             others = [uri for uri in mine if not uri.endswith("index.html")]
-            rows.append((album, "key", json.dumps(pages), json.dumps(others), json.dumps(unindexed([p[0] for p in pages], others)), ""))
+            rows.append((album, "key", json.dumps(pages), json.dumps(others), json.dumps(unindexed([p[0] for p in pages], others)), "", ""))
         cache.set_albums(rows)
         assert cache.claim_recorded(["s0", "s1"])
         built = {uri for uri in uris if owner[uri] not in ("u0", "x")}
@@ -1000,7 +1000,7 @@ def test_a_page_claimed_by_a_settled_album_is_not_claimed_again(tmp_path):
     for n, first in enumerate((None, "a/index.html")):
         cache = BuildCache(tmp_path / f"c{n}")
         cache.reserve_outputs(["a/index.html", "a/p1/index.html", "a/p1/p1.thumb.x.jpg"])
-        cache.set_albums([("A", "key", pages, json.dumps(["a/p1/p1.thumb.x.jpg"]), json.dumps([]), "")])
+        cache.set_albums([("A", "key", pages, json.dumps(["a/p1/p1.thumb.x.jpg"]), json.dumps([]), "", "")])
         if first is None:
             assert cache.claim_recorded(["A"])
             assert cache.claim_pages([("c/index.html", "album.html"), ("a/p1/index.html", "media.html")]) == (

@@ -272,6 +272,21 @@ def test_a_sitemap_past_its_limit_is_an_index_of_files_with_every_page_once_in_o
         assert got == want, step
         assert not (site / f"sitemap-{len(files) + 1}.xml").exists()
 
+    # another caption: the same lines, told by the albums' fingerprints (render.sitemap.sitemap_tasks):
+    # the files are listed as written, not made again; one that is gone is made again
+    stamps = {p.name: p.stat().st_mtime_ns for p in site.glob("sitemap*.xml")}
+    (src / "Trips" / "Alps" / "alp2.md").write_text("Title: Below the clouds\n\nSaid again.\n")
+    result = build_site(src, site, "-c", str(conf), "-v")
+    assert not [name for name in rendered(result.stdout) if name.startswith("sitemap")]
+    assert {p.name: p.stat().st_mtime_ns for p in site.glob("sitemap*.xml")} == stamps
+    (site / "sitemap-2.xml").unlink()
+    build_site(src, site, "-c", str(conf))
+    assert (site / "sitemap-2.xml").is_file()
+    add(src)  # (new lines: made again)
+    result = build_site(src, site, "-c", str(conf), "-v")
+    assert "sitemap.xml" in rendered(result.stdout)
+    assert_clean_build(src, site, conf)
+
 
 def test_plans_are_made_only_for_the_albums_a_change_reaches_and_the_pages_it_renders(tmp_path, isolated_cache, monkeypatch):
     """A settled album's photos are not planned (process.plan.MediaPlans): their album's fingerprint

@@ -97,12 +97,12 @@ class BuildCache(PageRecords, ScanCache):
             CREATE TABLE IF NOT EXISTS outputs (dest_uri TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
             -- (name: see output_named, added below)
             CREATE TABLE IF NOT EXISTS albums (album_uri TEXT PRIMARY KEY, key TEXT, pages TEXT, outputs TEXT, unindexed TEXT,
-                                              sitemap TEXT);
+                                              sitemap TEXT, sitemap_digest TEXT);
             CREATE TABLE IF NOT EXISTS media_views (uri TEXT PRIMARY KEY, digest TEXT);
             CREATE TABLE IF NOT EXISTS folders (folder TEXT PRIMARY KEY, key TEXT, snapshot BLOB);
             CREATE TEMP TABLE IF NOT EXISTS current_outputs (dest_uri TEXT PRIMARY KEY);
             CREATE TEMP TABLE IF NOT EXISTS claims (dest_uri TEXT PRIMARY KEY, template TEXT);
-            CREATE TEMP TABLE IF NOT EXISTS sitemap (k TEXT PRIMARY KEY, url TEXT UNIQUE, line TEXT);
+            CREATE TEMP TABLE IF NOT EXISTS sitemap (k TEXT PRIMARY KEY, url TEXT UNIQUE, album TEXT, line TEXT);
             CREATE TEMP TABLE IF NOT EXISTS settled (album_uri TEXT PRIMARY KEY);
             """
         )
@@ -131,8 +131,9 @@ class BuildCache(PageRecords, ScanCache):
             db.execute("UPDATE albums SET outputs = NULL")
         if "unindexed" not in albums:
             db.execute("ALTER TABLE albums ADD COLUMN unindexed TEXT")  # (see folders_without_index)
-        if "sitemap" not in albums:
-            db.execute("ALTER TABLE albums ADD COLUMN sitemap TEXT")  # (see render.sitemap)
+        for column in ("sitemap", "sitemap_digest"):  # (see render.sitemap)
+            if column not in albums:
+                db.execute(f"ALTER TABLE albums ADD COLUMN {column} TEXT")
         db.execute("CREATE INDEX IF NOT EXISTS outputs_by_album ON outputs (album) WHERE album IS NOT NULL")
         db.execute("CREATE INDEX IF NOT EXISTS outputs_unowned ON outputs (dest_uri) WHERE album IS NULL")  # (stale_outputs)
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()

@@ -67,22 +67,33 @@ class PageRecords:
         return True
 
     # -- the sitemap's lines (see render.sitemap): (sort key, url, line) -------------------------
-    def sitemap_add(self, rows: Iterable[tuple[str, str, str]]) -> None:
-        self._transaction("INSERT OR REPLACE INTO temp.sitemap VALUES (?, ?, ?)", rows)
+    def sitemap_add(self, rows: Iterable[tuple[str, str, str | None, str]]) -> None:
+        self._transaction("INSERT OR REPLACE INTO temp.sitemap VALUES (?, ?, ?, ?)", rows)
 
     def sitemap_settled(self) -> None:
         """Add the lines recorded with the albums claim_recorded settled, each album's as one row (its
         sort key: render.sitemap.sort_key(album, ''))."""
         self.db.execute(
-            "INSERT OR REPLACE INTO temp.sitemap SELECT '0' || a.album_uri || char(1), NULL, a.sitemap "
+            "INSERT OR REPLACE INTO temp.sitemap SELECT '0' || a.album_uri || char(1), NULL, a.album_uri, a.sitemap "
             "FROM albums a JOIN temp.settled USING (album_uri) WHERE a.sitemap != ''"
         )
+
+    def sitemap_settled_digests(self) -> list[tuple[str, str]]:
+        """(album, the digest of its sitemap lines) of the albums claim_recorded settled that have lines."""
+        return self.db.execute(
+            "SELECT a.album_uri, a.sitemap_digest FROM albums a JOIN temp.settled USING (album_uri) WHERE a.sitemap != ''"
+        ).fetchall()
 
     def sitemap_clear(self) -> None:
         self.db.execute("DELETE FROM temp.sitemap")
 
-    def sitemap_lines(self, after: str, limit: int) -> list[tuple[str, str]]:
-        """limit (sort key, line) rows in key order, from the first key after `after`."""
+    def sitemap_lines(self, after: str, limit: int, albums: bool = False) -> list[tuple]:
+        """limit (sort key, line) rows in key order, from the first key after `after`; albums: (sort key,
+        album, line) rows of the pages listed (not the settled albums' lines)."""
+        if albums:
+            return self.db.execute(
+                "SELECT k, album, line FROM temp.sitemap WHERE k > ? AND url IS NOT NULL ORDER BY k LIMIT ?", (after, limit)
+            ).fetchall()
         return self.db.execute(
             "SELECT k, line FROM temp.sitemap WHERE k > ? ORDER BY k LIMIT ?", (after, limit)
         ).fetchall()
@@ -105,7 +116,7 @@ class PageRecords:
 
     # -- albums' input fingerprints and the pages they listed (see render.albumkeys) ------
     # a record from before each was kept lacks its media's outputs, its folders without an index or its sitemap lines
-    _WHOLE = "outputs IS NOT NULL AND unindexed IS NOT NULL AND sitemap IS NOT NULL"
+    _WHOLE = "outputs IS NOT NULL AND unindexed IS NOT NULL AND sitemap_digest IS NOT NULL"
 
     def get_album(self, album_uri: str) -> tuple[str, str, bool] | None:
         """(input fingerprint, its pages as JSON, whether the record is whole) recorded for an album."""
@@ -117,9 +128,9 @@ class PageRecords:
         """The recorded input fingerprint of every album whose record is whole (see get_album)."""
         return dict(self.db.execute(f"SELECT album_uri, key FROM albums WHERE {self._WHOLE}"))  # noqa: S608
 
-    def set_albums(self, rows: list[tuple[str, str, str, str, str, str]], drop: Iterable[str] = ()) -> None:
-        """Record (album_uri, fingerprint, pages, outputs, unindexed: JSON lists, and the pages' sitemap
-        lines) of albums whose pages are all written; forget `drop`'s. Each output an album's record lists (its pages and its media's
+    def set_albums(self, rows: list[tuple[str, str, str, str, str, str, str]], drop: Iterable[str] = ()) -> None:
+        """Record (album_uri, fingerprint, pages, outputs, unindexed: JSON lists, the pages' sitemap lines
+        and their digest) of albums whose pages are all written; forget `drop`'s. Each output an album's record lists (its pages and its media's
         outputs) is marked as that album's in the manifest (see claim_recorded), and no other is.
         unindexed: the folders of those outputs (and above) where they have no index.html."""
         drop = [(uri,) for uri in drop]
@@ -128,12 +139,13 @@ class PageRecords:
         if rows:
             self.db.execute("BEGIN")
             try:
-                self.db.executemany("INSERT OR REPLACE INTO albums (album_uri, key, pages, outputs, unindexed, sitemap) VALUES (?, ?, ?, ?, ?, ?)", rows)
+                self.db.executemany("INSERT OR REPLACE INTO albums (album_uri, key, pages, outputs, unindexed, sitemap, sitemap_digest) "
+                                    "VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
                 self.db.executemany("UPDATE outputs SET album = NULL WHERE album = ?", [(row[0],) for row in rows])
                 self.db.executemany(
                     "UPDATE outputs SET album = ?1 WHERE dest_uri IN "
                     "(SELECT json_extract(value, '$[0]') FROM json_each(?2) UNION ALL SELECT value FROM json_each(?3))",
-                    [(uri, pages, outputs) for uri, _, pages, outputs, _, _ in rows],
+                    [(uri, pages, outputs) for uri, _, pages, outputs, *_ in rows],
                 )
             except BaseException:
                 self.db.execute("ROLLBACK")

@@ -30,6 +30,7 @@ from ..process.names import MediaDirs
 from ..process.plan import planner_code
 from ..scan.dates import local_zone_name
 from .keys import digest
+from .sitemap import lines_digest
 
 if TYPE_CHECKING:
     from ..cache import BuildCache
@@ -157,7 +158,8 @@ class AlbumRecords:
             if deferred is not None and any(deferred(page[0]) for page in pages):
                 key = PENDING + key
             rows.append((uri, key, json.dumps(pages, separators=(",", ":")), json.dumps(outputs, separators=(",", ":")),
-                         json.dumps(unindexed([page[0] for page in pages], outputs), separators=(",", ":")), sitemap))
+                         json.dumps(unindexed([page[0] for page in pages], outputs), separators=(",", ":")), sitemap,
+                         lines_digest(sitemap)))
         self.pending = []
         self.cache.set_albums(rows, drop)
 

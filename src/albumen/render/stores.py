@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+import xxhash
+
 from ..process.plan import SitePlan
 from ..process.remaining import placeholder_key
 from ..process.specs import Placeholder
-from .sitemap import sort_key
+from .sitemap import lines_digest, sort_key
 
 if TYPE_CHECKING:
     from ..cache import BuildCache
@@ -49,10 +51,10 @@ class CachedSitemap:
 
     def __init__(self, cache: BuildCache) -> None:
         self.cache = cache
-        self.waiting: list[tuple[str, str, str]] = []  # (sort key, url, line)
+        self.waiting: list[tuple[str, str, str | None, str]] = []  # (sort key, url, album, line)
 
     def add(self, album: str | None, rows: Iterable[tuple[str, str]]) -> None:
-        self.waiting += ((sort_key(album, url), url, line) for url, line in rows)
+        self.waiting += ((sort_key(album, url), url, album, line) for url, line in rows)
         if len(self.waiting) >= 2000:
             self._send()
 
@@ -72,6 +74,38 @@ class CachedSitemap:
         while rows := self.cache.sitemap_lines(after, 2000):
             yield from (line for _, line in rows)
             after = rows[-1][0]
+
+    def fingerprint(self) -> str | None:
+        """The digest of each album's lines (a settled album's from its record; a listed album's made of
+        the lines listed, in the same order), and the lines of the pages of no album, in order."""
+        self._send()
+        digests = dict(self.cache.sitemap_settled_digests())
+        loose = xxhash.xxh3_128()  # (the pages of no album)
+        album, lines = None, []
+        after = ""
+        while rows := self.cache.sitemap_lines(after, 2000, albums=True):
+            for _, of, line in rows:  # (an album's lines come together, in url order: see sort_key)
+                if of != album:
+                    if album is not None:
+                        digests[album] = lines_digest("".join(lines))
+                    album, lines = of, []
+                if of is None:
+                    loose.update(line.encode("utf-8", "surrogatepass"))
+                else:
+                    lines.append(line)
+            after = rows[-1][0]
+        if album is not None:
+            digests[album] = lines_digest("".join(lines))
+        h = xxhash.xxh3_128("".join(f"{uri}\0{digests[uri]}\0" for uri in sorted(digests)).encode("utf-8", "surrogatepass"))
+        h.update(loose.digest())
+        return h.hexdigest()
+
+    def files_made(self, fingerprint: str) -> int | None:
+        made, _, files = (self.cache.get_meta("sitemap") or "").partition(" ")
+        return int(files) if made == fingerprint and files.isdigit() else None
+
+    def record(self, fingerprint: str | None, files: int) -> None:
+        self.cache.set_meta("sitemap", f"{fingerprint} {files}" if fingerprint else None)
 
 
 class ViewDigests:
