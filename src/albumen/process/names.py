@@ -8,6 +8,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
+from itertools import repeat
 
 from anyascii import anyascii
 
@@ -81,9 +82,13 @@ def assign_dirs(
         base = album_dirs[album.src_uri]
         reserved = (RESERVED_TOP | set(reserved_top)) if album.src_uri == "" else RESERVED_ALBUM
         children = [(make(gallery.albums[c].name), c) for c in album.children]
-        media = [(_media_segment(gallery.media[m].name, mode), m) for m in (*album.media, *album.documents)]
-        folded = {segment.casefold() for segment, _ in children} | {segment.casefold() for segment, _ in media}
-        if len(folded) == len(children) + len(media) and folded.isdisjoint(reserved):
+        # each media's name is its path's last part; its folder name made by C-level calls (the lookup of
+        # every photo and a tuple each cost 0.8 s at a million photos)
+        cut = len(album.src_uri) + 1 if album.src_uri else 0
+        names = [uri[cut:] for uri in (album.media + album.documents if album.documents else album.media)]
+        folded = set(map(str.casefold, map(_media_segment, names, repeat(mode, len(names)))))
+        folded.update(segment.casefold() for segment, _ in children)
+        if len(folded) == len(children) + len(names) and folded.isdisjoint(reserved):
             # no two names alike, none the site's own: each as wanted, in any order (the sort by name
             # below, for the first of two alike to keep its name, cost 0.15 s at 100,000 photos)
             for segment, uri in children:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from ..process.names import MediaDirs
@@ -35,6 +36,9 @@ from .sitemap import lines_digest
 if TYPE_CHECKING:
     from ..cache import BuildCache
     from .pages import RenderContext
+
+
+_DESCRIBED = attrgetter("description_html")  # (a media with a description: few)
 
 
 def _links(markup: str) -> bool:
@@ -54,7 +58,7 @@ class AlbumInputs:
         self.album_url = album_url
         self._own: dict[str, str | None] = {}
         # the media whose descriptions may show or link to other pages (few: looked for once)
-        self._linking = {uri for uri, m in ctx.gallery.media.items() if m.description_html and _links(m.description_html)}
+        self._linking = {m.src_uri for m in filter(_DESCRIBED, ctx.gallery.media.values()) if _links(m.description_html)}
         self.planned = digest(planner_code(), ctx.plan.video_encoder)  # (see own)
 
     def key(self, uri: str) -> str | None:
