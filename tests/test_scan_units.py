@@ -315,7 +315,8 @@ def test_a_fifo_swapped_in_after_the_walk_is_refused_not_waited_on(tmp_path):
 
 
 def _stream_order_before(gallery, limit=0):
-    """stream_order as it was (every media sorted by album and name, then by date): the reference."""
+    """stream_order as it was (every media sorted by album and name, then by date), with names alike in
+    natural order told apart as written: the reference."""
     from albumen.scan.arrange import newest_first
 
     groups = {}
@@ -324,7 +325,7 @@ def _stream_order_before(gallery, limit=0):
     items = []
     for album_uri in sorted(groups, key=lambda uri: (natural_key(uri), uri)):
         group = groups.pop(album_uri)
-        group.sort(key=lambda m: natural_key(m.name))
+        group.sort(key=lambda m: (natural_key(m.name), m.name))
         items.extend(group)
     items.sort(key=newest_first, reverse=True)
     uris = [m.src_uri for m in items]

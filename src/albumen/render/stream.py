@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from operator import attrgetter, methodcaller
 from typing import TYPE_CHECKING
 
 import xxhash
@@ -56,12 +57,18 @@ class StreamNav:
         return []
 
 
+_ENCODE = methodcaller("encode", "utf-8", "surrogateescape")
+# what a stream page's views are made of (see stream_tasks)
+_STREAM_FIELDS = attrgetter(*(f.name for f in fields(StreamView)))
+_NAV_FIELDS = attrgetter(*(f.name for f in fields(StreamNav)))
+
+
 def stream_chunks(uris: list[str], size: int) -> list[list[str]]:
     """The newest-first items cut into pages of about `size` items (at least size/2 + 1, at most
     3 * size): a page ends at an item whose name's hash is the smallest of the size + 1 items around
     it (size/2 on each side). Whether an item ends a page depends on its neighbours alone, so an
     item added or removed moves the ends of its own page at most (and makes or merges one page)."""
-    keys = [xxhash.xxh3_64_intdigest(uri.encode("utf-8", "surrogateescape")) for uri in uris]
+    keys = list(map(xxhash.xxh3_64_intdigest, map(_ENCODE, uris)))
     ends = chunk_ends(keys, size)
     pages, start = [], 0
     for end in ends:
@@ -153,17 +160,20 @@ def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]
             dir=urls[n].rstrip("/"), title=heading, kind="stream", canonical=renderer._canonical(urls[n]),
             description=description, pagination=nav if len(pages) > 1 else None,
         )
-        head = (renderer.global_key, "stream.html", repr(page), repr(stream))
         dest_uri = f"{urls[n]}index.html"
         # what the page is made of: with every item's album settled (its views as the last build made
-        # them), a page made of the same is the page the last build wrote, under the key it recorded
-        made_of = ":" + digest(*head, *items)
+        # them), a page made of the same is the page the last build wrote, under the key it recorded.
+        # Its page and stream views are told by what they are made of (the site's part: the global
+        # key), not by their repr (a million photos' 16,700 stream pages: ~0.2 s)
+        made_of = ":" + digest(renderer.global_key, "stream.html", urls[n], heading, description,
+                               repr((_NAV_FIELDS(nav), len(pages) > 1, _STREAM_FIELDS(stream))), *items)
         if settled and fresh.isdisjoint(items):
             recorded = recorded_keys.get(dest_uri)
             if recorded is not None and recorded.endswith(made_of):
                 yield PageTask(dest_uri, "stream.html", page, {"stream": stream}, recorded,
                                late=lambda items=items: {"media": renderer._stream_views(items)})
                 continue
+        head = (renderer.global_key, "stream.html", repr(page), repr(stream))
         known = ctx.digests.get(items) if ctx.digests is not None else {}
         if known and ctx.albums is not None:  # (digests are kept between builds: only those of
             # albums this build listed hold; see albumkeys)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
-from itertools import islice
+from itertools import compress, count, islice
 from operator import attrgetter, eq, itemgetter
 from typing import Any
 
@@ -252,20 +252,23 @@ def newest_first(media: Media) -> tuple:
 
 
 def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
-    """Every media of the gallery, newest first, the undated ones last; ties (and the undated among
-    themselves) by album path, then file name (natural order).
+    """Every public media of the gallery (public_media's), newest first, the undated ones last; ties
+    (and the undated among themselves) by album path, then file name (natural order, then as written).
 
-    Sorted by date alone first (a stable sort: ties keep their order); names are looked at only among
-    media of one date (a burst, the undated), not made into keys for every media (100,000 photos).
+    Sorted by date alone first; names are looked at only among media of one date (a burst, the
+    undated), not made into keys for every media (100,000 photos). The media are taken as the gallery
+    holds them, those of the albums public_media walks, not looked up album by album (0.3 s at a
+    million photos): the order is total, whatever order they come in.
     """
-    items = gallery.public_media()
+    public = {album.src_uri for album in gallery.walk_albums(hidden=False)}
+    items = [m for m in gallery.media.values() if m.album_uri in public and m.info.kind in _SHOWN]
     dated = [m for m in items if m.date is not None]
     dated.sort(key=_DATE, reverse=True)
     undated = [m for m in items if m.date is None]
     del items
     uris = [m.src_uri for m in dated]
     dates = [m.date for m in dated]
-    ties = [i for i, same in enumerate(map(eq, dates, islice(dates, 1, None))) if same]  # (as sorted: side by side)
+    ties = list(compress(count(), map(eq, dates, islice(dates, 1, None))))  # (as sorted: side by side)
     start = 0
     while start < len(ties):  # each run of one date: from ties[start] to one past the run's last tie
         end = start + 1
@@ -281,5 +284,8 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
 _DATE = attrgetter("date")
 
 
+_SHOWN = ("image", "video")  # (an album's media: documents are apart)
+
+
 def _by_place(media: Media) -> tuple:
-    return natural_key(media.album_uri), media.album_uri, natural_key(media.name)
+    return natural_key(media.album_uri), media.album_uri, natural_key(media.name), media.name
