@@ -109,6 +109,8 @@ def test_video_page_grid_badge_captions_and_stream(tmp_path):
     (src / "Trip" / "clip.vtt").write_text("WEBVTT\n\n00:00.000 --> 00:01.000\nHello\n")
     (src / "Trip" / "clip.fr.vtt").write_text("WEBVTT\n\n00:00.000 --> 00:01.000\nBonjour\n")
     make_jpeg(src / "Trip" / "still.jpg", date="2001:01:01 00:00:00")
+    make_video(src / "Secret" / "hidden.mp4", seconds=1.0)  # a private album's: counted nowhere public
+    (src / "Secret" / "index.md").write_text("private: true\n")
     site = tmp_path / "site"
     conf = tmp_path / "cfg" / "albumen.toml"
     conf.parent.mkdir()

@@ -131,7 +131,10 @@ def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]
     media = ctx.gallery.media
     uris = order[: config.stream.max_items] if config.stream.max_items else order
     total = len(uris)
-    videos = [media[uri].info.kind for uri in uris].count("video")
+    if len(uris) == len(order):  # the whole stream: the public albums' videos, as the top album counts them
+        videos = ctx.gallery.albums[""].video_count
+    else:
+        videos = [media[uri].info.kind for uri in uris].count("video")
     counts = format_counts(total - videos, videos, config.language)
     pages = stream_chunks(uris, config.stream.page_size)
     base = f"{config.stream.path}/"
