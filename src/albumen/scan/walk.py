@@ -24,13 +24,18 @@ from .sidecar import decode_text
 @dataclass(slots=True)
 class FileEntry:
     name: str
-    abs_path: str
+    folder: str  # the path of the folder it was listed in (one string for all its files: a million
+    # files' own paths were ~100 MB held through the scan)
     size: int
     mtime_ns: int
     # index.md only (see _index_entry): hidden by .nomedia or `ignore`, so read for its private mark only;
     # why it must not be read at all (a link leading out of the photo folder, a broken one)
     hidden: bool = False
     refused: str = ""
+
+    @property
+    def abs_path(self) -> str:
+        return os.path.join(self.folder, self.name)  # (as os.scandir's entries say it)
 
 
 @dataclass(slots=True)
@@ -69,11 +74,11 @@ def listing_text(listing: DirListing) -> bytes:
     name, size, modification time, path (when not the folder's path + its name) and what the walk
     said of it. The build's fingerprint (lastbuild), album fingerprints and folder snapshots all start
     from it (one pass over every file, not one for each)."""
-    base = listing.abs_path + os.sep
-    # (a file as most are, in its folder under its name: three fields; one that is not says more, with
-    # its path, which has a '/' that neither a name nor a number has)
-    text = f"D{listing.src_uri}\0{listing.abs_path}\0{listing.real_uri}\0" + "".join([
-        f"{e.name}\0{e.size}\0{e.mtime_ns}\0" if not (e.hidden or e.refused) and e.abs_path == base + e.name
+    folder = listing.abs_path
+    # (a file as most are, listed in its folder: three fields; one that is not says more, with its
+    # path, which has a '/' that neither a name nor a number has)
+    text = f"D{listing.src_uri}\0{folder}\0{listing.real_uri}\0" + "".join([
+        f"{e.name}\0{e.size}\0{e.mtime_ns}\0" if not (e.hidden or e.refused) and e.folder == folder
         else f"{e.name}\0{e.size}\0{e.mtime_ns}\0{e.hidden:d}{e.refused}\0{e.abs_path}\0"
         for e in listing.files
     ])
@@ -171,7 +176,7 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
             rel = prefix + name
             if name.lower() == "index.md":  # it may mark its album private: never passed over
                 hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
-                index, link = _index_entry(entry, rel, real_root, hidden)
+                index, link = _index_entry(entry, abs_dir, rel, real_root, hidden)
                 listing.files.append(index)
                 if link is not None:  # an index.md linked to a private album's keeps its album private (scan.links)
                     report.links.append(link)
@@ -207,7 +212,7 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                     report.links.append(link)
                     pending.append((rel, entry.path, link.real_uri, link))
             elif stat_mod.S_ISREG(target.st_mode):
-                listing.files.append(FileEntry(name, entry.path, target.st_size, target.st_mtime_ns))
+                listing.files.append(FileEntry(name, abs_dir, target.st_size, target.st_mtime_ns))
                 if link is not None:
                     report.links.append(link)
         yield listing
@@ -229,14 +234,16 @@ def _list_marks_above_links(report: WalkReport, listed: set[str], real_root: str
                         for entry in entries:
                             if entry.name.lower() == "index.md":
                                 st = os.stat(entry.path)
-                                found.append(FileEntry(entry.name, entry.path, st.st_size, st.st_mtime_ns))
+                                found.append(FileEntry(entry.name, abs_dir, st.st_size, st.st_mtime_ns))
                 except OSError:
                     found = None  # cannot tell: the scan takes the folder as private
                 report.marks[folder] = found
             folder = folder.rpartition("/")[0]
 
 
-def _index_entry(entry: os.DirEntry, rel: str, real_root: str, hidden: bool) -> tuple[FileEntry, LinkEntry | None]:
+def _index_entry(
+    entry: os.DirEntry, folder: str, rel: str, real_root: str, hidden: bool
+) -> tuple[FileEntry, LinkEntry | None]:
     """An album's index.md (any capitals), whatever it is: it may say 'private: true', so one that
     cannot be read is listed all the same (the scan then keeps its album private, with a warning
     saying why), and so is one that .nomedia or `ignore` hide (the scan reads it for its private mark
@@ -246,7 +253,7 @@ def _index_entry(entry: os.DirEntry, rel: str, real_root: str, hidden: bool) -> 
     try:
         st = entry.stat(follow_symlinks=False)
     except OSError as exc:
-        return FileEntry(entry.name, entry.path, 0, 0, hidden, exc.strerror or "cannot be read"), None
+        return FileEntry(entry.name, folder, 0, 0, hidden, exc.strerror or "cannot be read"), None
     link = None
     if stat_mod.S_ISLNK(st.st_mode):
         real = os.path.realpath(entry.path)
@@ -259,4 +266,4 @@ def _index_entry(entry: os.DirEntry, rel: str, real_root: str, hidden: bool) -> 
                 refused = f"a broken symbolic link: {exc.strerror}"
             else:
                 link = LinkEntry(rel, _relative(real, real_root), stat_mod.S_ISDIR(st.st_mode))
-    return FileEntry(entry.name, entry.path, st.st_size, st.st_mtime_ns, hidden, refused), link
+    return FileEntry(entry.name, folder, st.st_size, st.st_mtime_ns, hidden, refused), link
