@@ -632,9 +632,9 @@ def crashing(job, written):
 
 worker._make_outputs = crashing  # inherited by the workers this process forks
 
-import albumen.scan as scan
+import albumen.scan.read as scan_read
 
-real_read = scan.read_media_file
+real_read = scan_read.read_media_file  # looked up there by read_media_batch, in the workers
 
 
 def crashing_read(abs_path, name, max_pixels, *kinds):
@@ -645,7 +645,7 @@ def crashing_read(abs_path, name, max_pixels, *kinds):
     return real_read(abs_path, name, max_pixels, *kinds)
 
 
-scan.read_media_file = crashing_read
+scan_read.read_media_file = crashing_read
 
 import albumen.pool as pool
 

@@ -116,7 +116,7 @@ def _worker_start() -> None:
     from PIL import Image
 
     from .process import engine, worker  # noqa: F401
-    from .scan import metadata, read_media_batch, video  # noqa: F401
+    from .scan import metadata, read, video  # noqa: F401
 
     Image.preinit()  # Pillow's common formats, registered on the first open otherwise (~15 ms)
 

@@ -8,30 +8,25 @@ arranges the albums.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import os
 import re
 from collections.abc import Container, Iterable
-from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from functools import partial
-
-import xxhash
 
 from ..config import Config
-from ..errors import ConfigError, ProcessingError, described
-from ..fsutil import open_regular
-from ..model import Album, EmbeddedMetadata, Gallery, Media, MediaInfo, Sidecar, Skipped
-from ..pool import TaskFailed, WorkerPool
-from ..report import QuietReporter, Reporter, some
+from ..model import Album, EmbeddedMetadata, Gallery, Media, Sidecar, Skipped
+from ..pool import WorkerPool
+from ..report import QuietReporter, Reporter
 from . import snapshots
 from .arrange import arrange_gallery, natural_key
 from .dates import date_from_filename, get_timezone, localize, parse_date_value
-from .kinds import KindReader, claiming, expected_recipe, read_kind
+from .kinds import expected_recipe
 from .links import drop_private_links
+from .private import check_private, password_albums
+from .read import VIDEO_READER, FileRecord, _read_all, _share_equal_values, read_media_file
 from .sidecar import marks_private, meta_bool, meta_list, meta_text, read_sidecar
-from .sniff import RAW_EXTS, STILL_EXTS, Sniffed, sniff_bytes
+from .sniff import RAW_EXTS, STILL_EXTS
 from .titles import rewrite_titles
 from .walk import DirListing, FileEntry, WalkReport, walk_source
 
@@ -40,29 +35,11 @@ __all__ = [
     "read_media_file", "scan_source", "walk_source",
 ]
 
-# The reader of videos: 2 looks for a cut-off end (see scan.video). A video's record made by an earlier
-# one is read again; photos are not (a new cache schema would read and hash every photo again too).
-VIDEO_READER = 2
 LIVE_PHOTO_EXTS = {".mov", ".mp4"}
 LIVE_PHOTO_STILLS = {".heic", ".heif", ".hif", ".jpg", ".jpeg"}
 # what follows the last dot of a name that may be a companion's (RAW_EXTS or LIVE_PHOTO_EXTS): a name
 # whose last dot is followed by none of these has neither extension (see _pair_companions)
 _COMPANION_EXTS = frozenset(ext[1:] for ext in (*RAW_EXTS, *LIVE_PHOTO_EXTS))
-
-
-@dataclass(slots=True)
-class FileRecord:
-    """What one media file told the scan. Plain data: cacheable and safe to send between processes."""
-
-    kind: str | None
-    format: str | None
-    content_hash: str = ""
-    info: MediaInfo | None = None
-    embedded: EmbeddedMetadata | None = None
-    notes: list[str] = field(default_factory=list)
-    reason: str | None = None  # why the file was skipped
-    reader: int = 0  # VIDEO_READER for a video (unset in records cached before it existed)
-    kind_recipe: str = ""  # read by a plugin's media kind: its recipe (unset in records cached before)
 
 
 class ScanCache:
@@ -91,74 +68,6 @@ class ScanCache:
     def put_folders(self, rows: list[tuple[str, str, bytes]], keep: set[str]) -> None:
         """Store these (folder, key, snapshot) and drop those of folders not in keep."""
         return None
-
-
-def hash_file(abs_path: str) -> str:
-    """Content fingerprint: XXH3-128 (it tells changed bytes apart; 7x faster than SHA-256 here)."""
-    with open_regular(abs_path) as f:
-        return hashlib.file_digest(f, xxhash.xxh3_128).hexdigest()
-
-
-def read_media_file(abs_path: str, name: str, max_pixels: int, kinds: tuple[KindReader, ...] = ()) -> FileRecord:
-    """Sniff, read the header and metadata of, and hash one file. kinds: plugins' media kinds, which
-    read a file whose content is not a photo or a video when they claim its extension."""
-    try:
-        with open_regular(abs_path) as f:  # a FIFO swapped in since the walk would hang the worker
-            head = f.read(64)
-    except OSError as exc:
-        return FileRecord("broken", None, reason=f"cannot read file ({exc.strerror})")
-    sniffed: Sniffed = sniff_bytes(head, os.path.splitext(name)[1])
-    if sniffed.kind not in ("image", "video") and kinds:
-        reader = claiming(kinds, name)
-        if reader is not None:
-            return read_kind(abs_path, reader, FileRecord, hash_file)
-    record = FileRecord(sniffed.kind, sniffed.format, reason=sniffed.reason)
-    # imported here: only workers read files, and the build process need not load Pillow's parsers
-    from .metadata import read_image
-    from .video import read_video
-
-    try:
-        if sniffed.kind == "image":
-            record.info, record.embedded, record.notes = read_image(abs_path, sniffed.format or "", max_pixels)
-        elif sniffed.kind == "video":
-            record.reader = VIDEO_READER
-            record.info, record.embedded, record.notes = read_video(abs_path, sniffed.format or "video")
-        if record.kind in ("image", "video"):
-            record.content_hash = hash_file(abs_path)
-    except ProcessingError as exc:
-        return FileRecord("broken", sniffed.format, reason=exc.message)
-    except Exception as exc:  # a reader's own failure (a library's exception): this file only, as plain data
-        return FileRecord("broken", sniffed.format, reason=f"cannot read file: {described(exc)}"[:300])
-    return record
-
-
-def _share_equal_values(record: FileRecord, shared: dict) -> FileRecord:
-    """Equal metadata becomes one shared object (frozen values, so nothing can tell the difference):
-    photos of one camera, or of one size and format, do not each hold a copy read from its file.
-    Done as each record arrives, so the copies are let go one at a time (their memory is reused by
-    the next record) instead of all being held until the scan ends."""
-    try:
-        if record.info is not None:
-            record.info = shared.setdefault(record.info, record.info)
-        embedded = record.embedded
-        if embedded is not None:
-            camera = shared.setdefault(embedded.camera, embedded.camera)
-            if camera is not embedded.camera:  # (the record is this scan's own, just read or unpickled:
-                # set in place, not copied with dataclasses.replace, ~1 s for 100,000 cached records)
-                object.__setattr__(embedded, "camera", camera)
-            # aware datetimes at one instant are equal across UTC offsets: the offset is part of the key
-            key = ("embedded", embedded, embedded.date.utcoffset() if embedded.date else None)
-            record.embedded = shared.setdefault(key, embedded)
-    except TypeError:  # an unhashable value (not expected): keep this one's own
-        pass
-    return record
-
-
-def read_media_batch(
-    batch: tuple[tuple[str, str], ...], max_pixels: int, kinds: tuple[KindReader, ...] = ()
-) -> list[FileRecord]:
-    """Read several files in one worker task (fewer round trips for folders of small files)."""
-    return [read_media_file(abs_path, name, max_pixels, kinds) for abs_path, name in batch]
 
 
 def scan_source(
@@ -295,127 +204,6 @@ def scan_source(
     return gallery
 
 
-def password_albums(listings: list[DirListing], config: Config, warnings: list[str]) -> set[str]:
-    """The albums the config's [passwords] and ALBUMEN_PASSWORD_* variables protect: private ones
-    (see albumen.seal.keys.configured_albums; an entry naming no album raises ConfigError)."""
-    if not config.passwords and not any(k.startswith("ALBUMEN_PASSWORD_") for k in os.environ):
-        return set()
-    from ..seal.keys import configured_albums
-
-    found, more = configured_albums((listing.src_uri for listing in listings), config)
-    warnings.extend(more)
-    return found
-
-
-def check_private(
-    listings: list[DirListing], source_root: str, entries: tuple[str, ...], config_path: str | None = None
-) -> set[str]:
-    """The albums (src_uri) the config's `private` entries name; raises ConfigError when one names none.
-
-    An entry names the folder of that path (the config spells it as the model does, see
-    config.album_path), or, when the walk reached that folder under another name (through a symbolic
-    link inside the photo folder, when no path without one leads to it: see walk_source), the album of
-    that other name, which is then the private one. An entry that names no album at all fails the build
-    before anything is read or written: a privacy setting that cannot be applied must not leave the
-    album it meant public.
-    """
-    albums = {listing.src_uri: listing for listing in listings}
-    found: set[str] = set()
-    by_identity: dict[tuple[int, int], str] | None = None
-    problems: list[str] = []
-    for entry in entries:
-        if entry in albums:
-            found.add(entry)
-            continue
-        path = os.path.join(source_root, *entry.split("/"))
-        try:
-            st = os.stat(path)
-        except OSError:
-            st = None
-        if st is not None:
-            if by_identity is None:  # only when an entry is not an album's own path
-                by_identity = {}
-                for listing in listings:
-                    try:
-                        seen = os.stat(listing.abs_path)
-                    except OSError:
-                        continue
-                    by_identity.setdefault((seen.st_dev, seen.st_ino), listing.src_uri)
-            uri = by_identity.get((st.st_dev, st.st_ino))
-            if uri:  # never the top album: the home page cannot be private
-                found.add(uri)
-                continue
-        problems.append(_unmatched_private(entry, st is not None and os.path.isdir(path), source_root, albums))
-    if problems:
-        raise ConfigError(problems, path=config_path)
-    return found
-
-
-def _unmatched_private(entry: str, is_folder: bool, source_root: str, albums: dict) -> str:
-    import difflib
-    import unicodedata
-
-    def loose(uri: str) -> str:
-        return unicodedata.normalize("NFC", uri).casefold()
-
-    names = sorted((uri for uri in albums if uri), key=natural_key)
-    near = [uri for uri in names if loose(uri) == loose(entry)] or difflib.get_close_matches(entry, names, n=1)
-    why = "that folder is not part of the gallery: hidden, ignored, .nomedia, or the top folder; " if is_folder else ""
-    guess = f"did you mean {near[0]!r}? " if near else ""
-    listed = f"albums: {some(names)}" if names else "the photo folder has no album folders"
-    return (
-        f"private: {entry!r} names no album folder of {source_root}, so it cannot be kept private "
-        f"({why}{guess}{listed}; paths are relative to the photo folder and case-sensitive, as 'albumen links' "
-        "lists them)"
-    )
-
-
-_BATCH = 32  # files per task, or fewer when they add up to _BATCH_BYTES (hashing is most of the work)
-_BATCH_BYTES = 32 << 20
-
-
-def _batches(todo: list[tuple[str, FileEntry]]) -> list[tuple[tuple[str, FileEntry], ...]]:
-    batches: list[tuple[tuple[str, FileEntry], ...]] = []
-    current: list[tuple[str, FileEntry]] = []
-    size = 0
-    for item in todo:
-        if current and (len(current) >= _BATCH or size + item[1].size > _BATCH_BYTES):
-            batches.append(tuple(current))
-            current, size = [], 0
-        current.append(item)
-        size += item[1].size
-    if current:
-        batches.append(tuple(current))
-    return batches
-
-
-def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPool | None, kinds: tuple = ()):
-    """(item, FileRecord, lasting) for every file to read, read in batches by the pool's worker
-    processes, never by this one: the parsers of some formats are native code (libheif, libwebp,
-    libavif, FFmpeg), and one that crashes on a hostile file must cost that file only. lasting:
-    False when reading failed in a way the next build may not meet (see TaskFailed); a crash is
-    lasting (the same bytes crash the same parser again)."""
-    if pool is None:
-        with WorkerPool() as own:
-            yield from _read_all(todo, max_pixels, own, kinds)
-        return
-    reader = partial(read_media_batch, max_pixels=max_pixels, kinds=kinds)
-    payloads = {tuple((e.abs_path, e.name) for _, e in b): b for b in _batches(todo)}
-    retry: list[tuple[str, FileEntry]] = []
-    for payload, result in pool.run(reader, list(payloads), timeout=300):
-        batch = payloads[payload]
-        if isinstance(result, TaskFailed):
-            retry.extend(batch)  # find the one bad file: read the batch's files one by one
-            continue
-        for item, record in zip(batch, result, strict=True):
-            yield item, record, True
-    single = {((e.abs_path, e.name),): (uri, e) for uri, e in retry}
-    for payload, result in pool.run(reader, list(single), timeout=120):
-        item = single[payload]
-        if isinstance(result, TaskFailed):
-            yield item, FileRecord("broken", None, reason=f"cannot read file: {result}"), result.lasting
-        else:
-            yield item, result[0], True
 
 
 def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
