@@ -54,11 +54,11 @@ def scan_key(timezone: str, file_dates: bool, video_reader: int) -> str:
 @functools.cache
 def _code() -> str:
     from .. import model
-    from . import dates, private, read, sidecar
+    from . import dates, folder, private, read, sidecar
 
     here = os.path.dirname(__file__)
-    return files_digest((os.path.join(here, "__init__.py"), read.__file__, private.__file__, __file__, sidecar.__file__,
-                         dates.__file__, model.__file__), f"{__version__}\0{_MEDIA_FIELDS}")
+    return files_digest((os.path.join(here, "__init__.py"), folder.__file__, read.__file__, private.__file__, __file__,
+                         sidecar.__file__, dates.__file__, model.__file__), f"{__version__}\0{_MEDIA_FIELDS}")
 
 
 def listing_key(listing: DirListing, settings: str, digest: str | None = None) -> str:
