@@ -17,23 +17,22 @@ in place.
 
 from __future__ import annotations
 
-import fnmatch
 import gc
 import os
 import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from .cache import BuildCache
-from .config import LoadedConfig, album_path
+from .config import LoadedConfig
 from .errors import AlbumenError, UsageError
 from .fsutil import forget_resolved
 from .lastbuild import fingerprint, restore_summary, save_summary, with_secret
 from .locks import hold_output
 from .model import Gallery
+from .options import BuildOptions, album_forced, unmatched_force
 from .paths import cache_location, check_home, check_paths
 from .pool import WorkerPool
 from .process.cluster import DaskCluster, cluster_for
@@ -61,18 +60,6 @@ __all__ = ["BuildOptions", "BuildReport", "Reporter", "build"]
 # those in use and this many: forgetting them meant sending every thumbnail's name to SQLite in each
 # build (0.45 s of a one-photo rebuild of 100,000 photos), and a photo edited back finds its own again.
 PLACEHOLDERS_SPARE = 100
-
-
-@dataclass
-class BuildOptions:
-    source: Path
-    output: Path
-    jobs: int = 0  # 0: all cores
-    strict: bool = False
-    force: bool = False
-    force_albums: tuple[str, ...] = ()  # glob patterns of album paths to redo
-    wait: bool = False  # another process building into the output: wait for it instead of refusing
-    scheduler: str | None = None  # where images are made (see config's scheduler); None: the config's
 
 
 def build(
@@ -245,12 +232,12 @@ def _run(
         output, cache, ((uri, public_dir(uri, config.pages.slugs)) for uri in marked_private(gallery))
     )
     report.warnings += leftovers
-    _warn_unmatched_force(gallery, options, report)
+    report.warnings += unmatched_force(gallery.albums, options)
     if not gallery.media and not gallery.skipped:
         report.warnings.append(f"no photos or videos in {source}: the site has no pictures (is it the right folder?)")
 
     def forced(album_uri: str | None) -> bool:
-        return options.force or (album_uri is not None and _album_forced(album_uri, options))
+        return options.force or (album_uri is not None and album_forced(album_uri, options))
 
     # -- images ----------------------------------------------------------------
     # Memory stays flat as the library grows: sets of every output path live in SQLite (the cache's
@@ -352,23 +339,6 @@ def _plugins(config):
     from .plugins.manager import Plugins
 
     return Plugins(config.loaded_plugins)
-
-
-def _warn_unmatched_force(gallery: Gallery, options: BuildOptions, report: BuildReport) -> None:
-    """A --force-album pattern that matches no album is a mistake worth naming (it redoes nothing)."""
-    for pattern in options.force_albums:
-        glob = album_path(pattern)  # 'Trip/', './Trip' or 'Trip\\' is the album Trip
-        if any(fnmatch.fnmatchcase(uri, glob) for uri in gallery.albums):
-            continue
-        near = [uri for uri in gallery.albums if uri and fnmatch.fnmatchcase(uri.casefold(), glob.casefold())]
-        hint = f" (did you mean {near[0]!r}? album paths are case-sensitive)" if near else (
-            " (give an album's folder path relative to the photo folder, e.g. 'Trips/2024*')")
-        report.warnings.append(f"--force-album {pattern!r} matches no album: nothing was redone for it{hint}")
-
-
-def _album_forced(album_uri: str, options: BuildOptions) -> bool:
-    """--force-album GLOB matches album paths relative to the source ('' is the top album)."""
-    return any(fnmatch.fnmatchcase(album_uri, album_path(g)) for g in options.force_albums)
 
 
 def _video_encoder(gallery: Gallery, ffmpeg: str | None) -> str:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from ..scan.arrange import is_published, stream_order
 
 if TYPE_CHECKING:
+    from .builder import ViewBuilder
     from .keys import Fingerprinter
-    from .pages import PageTask, SiteRenderer, ViewBuilder
+    from .pages import PageTask, SiteRenderer
     from .views import AlbumView, DocumentView, MediaView
 
 PLUGIN_KIND = "plugin"  # PageView.kind of a plugin's page
@@ -138,8 +139,8 @@ def page_context(plugins: Any, globals_: dict[str, dict], page: Any, context: Ma
 def document_view(builder: ViewBuilder, uri: str, label: str, mime: str) -> DocumentView:
     """A plugin media kind's item, as its album's tile shows it."""
     from ..process.plan import download_name
+    from .builder import DEFAULT_PLACEHOLDER
     from .i18n import format_date, format_iso
-    from .pages import DEFAULT_PLACEHOLDER
     from .views import DocumentView, ImageRef
 
     ctx = builder.ctx

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import html
 import os
-import posixpath
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import format_datetime as format_datetime_rfc822
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,35 +13,20 @@ from typing import Any, Protocol
 from .. import __version__
 from ..config import Config
 from ..errors import BuildError
-from ..model import Gallery, Media
+from ..model import Gallery
 from ..process.names import STATIC_DIR
-from ..process.plan import SitePlan, download_name
-from ..process.specs import VIDEO_MIME, OutputSpec, Placeholder
-from ..scan.arrange import is_published, newest_first, published_albums, stream_order
+from ..process.plan import SitePlan
+from ..process.specs import Placeholder
+from ..scan.arrange import published_albums, stream_order
+from .builder import ViewBuilder
 from .colours import accent_style
 from .env import absolute_url, make_environment, theme_dirs
-from .hooks import document_view, extra_page_tasks, page_context, site_context, template_dirs
-from .i18n import format_counts, format_date, format_iso, gettext_for
+from .feeds import feed_tasks
+from .hooks import extra_page_tasks, page_context, site_context, template_dirs
+from .i18n import format_counts
 from .keys import Fingerprinter, digest
-from .richtext import Picture, RichText, relative_path, resolve_description
 from .sitemap import ListedSitemap, SitemapRows, album_lines, sitemap_line, sitemap_tasks
-from .views import (
-    AlbumView,
-    ImageRef,
-    Link,
-    MediaView,
-    PageView,
-    Pagination,
-    SiteView,
-    SourceSet,
-    camera_facts,
-    format_date_range,
-    format_datetime,
-    plain_text,
-    tile_id,
-)
-
-DEFAULT_PLACEHOLDER = Placeholder(colour="#888888", data_uri="")
+from .views import Link, MediaView, PageView, Pagination, SiteView, plain_text
 
 
 @dataclass(frozen=True)
@@ -122,240 +103,6 @@ def _static_urls(files: dict[str, Path]) -> dict[str, str]:
     return out
 
 
-def _image_ref(spec: OutputSpec) -> ImageRef:
-    return ImageRef(spec.dest_uri, spec.width, spec.height, spec.format)
-
-
-class ViewBuilder:
-    """Builds views one album at a time, so memory stays flat however large the gallery."""
-
-    def __init__(self, ctx: RenderContext) -> None:
-        self.ctx = ctx
-        self.config = ctx.config
-        self.gettext, self.ngettext = gettext_for(ctx.config.language)
-        self._crumbs: dict[str, list[Link]] = {}
-        self._positions: dict[str, dict[str, int]] = {}  # a few big albums: media uri -> place
-        self.warnings: dict[str, None] = {}  # images and links of descriptions left out (once each)
-
-    def album_url(self, uri: str) -> str:
-        folder = self.ctx.plan.album_dirs[uri]
-        return f"{folder}/" if folder else ""
-
-    def crumbs(self, uri: str) -> list[Link]:
-        """Links to the ancestors of an album, home first: only those a visitor of it may see.
-
-        Public ancestors and ancestors inside the album's own private zone; never an album with
-        another private link, nor a folder that has no page.
-        """
-        if uri not in self._crumbs:
-            albums = self.ctx.gallery.albums
-            album = albums[uri]
-            links: list[Link] = []
-            parent = album.parent_uri
-            while parent is not None:
-                above = albums[parent]
-                if is_published(above) and (above.zone is None or above.zone == album.zone):
-                    links.insert(0, Link(above.title, self.album_url(parent)))
-                parent = above.parent_uri
-            self._crumbs[uri] = links
-        return self._crumbs[uri]
-
-    def album(self, uri: str, full: bool = True) -> AlbumView:
-        """An album's view. full=False: a sub-album card (no media, no children)."""
-        gallery = self.ctx.gallery
-        album = gallery.albums[uri]
-        lang = self.config.language
-        url = self.album_url(album.src_uri)
-        view = AlbumView(
-            src_uri=album.src_uri,
-            url=url,
-            title=album.title,
-            description=self.description(album.description_html, album.src_uri, url.rstrip("/"),
-                                         album.sidecar.src_uri if album.sidecar else album.src_uri),
-            date_start=album.date_start,
-            date_end=album.date_end,
-            date_range=format_date_range(album.date_start, album.date_end, lang),
-            date_iso=format_iso(album.date_end),
-            photo_count=album.photo_count,
-            video_count=album.video_count,
-            cover=None,
-            breadcrumbs=self.crumbs(uri),
-            page_size=self.config.pages.page_size,
-            depth=album.depth,
-        )
-        if full:
-            link = Link(album.title, view.url)
-            self.ctx.placeholders.prefetch(album.media)
-            media = [gallery.media[m] for m in album.media]
-            views = [self.media_view(m, i + 1, len(media), link) for i, m in enumerate(media)]
-            for prev, nxt in zip(views, views[1:], strict=False):
-                prev.next, nxt.prev = nxt, prev
-            view.media = views
-            view.children = [self.album(c, full=False) for c in album.children]
-            if album.documents:
-                self.ctx.placeholders.prefetch(album.documents)
-                labels = self.ctx.plugins.kind_labels()
-                view.documents = [document_view(self, u, *labels[gallery.media[u].kind]) for u in album.documents]
-            if album.cover:
-                view.cover = next((v for v in views if v.src_uri == album.cover), None)
-        if album.cover and view.cover is None:
-            view.cover = self.standalone(album.cover)
-        return view
-
-    def standalone(self, uri: str) -> MediaView | None:
-        """A photo's view outside its album page (a cover, later a stream item): no neighbours."""
-        media = self.ctx.gallery.media.get(uri)
-        if media is None:
-            return None
-        album = self.ctx.gallery.albums[media.album_uri]
-        position = self._position(album, uri)
-        return self.media_view(media, position, len(album.media), Link(album.title, self.album_url(album.src_uri)))
-
-    def forget_positions(self) -> None:
-        """Albums changed (files failed and left them): places are looked up again."""
-        self._positions.clear()
-
-    def _position(self, album, uri: str) -> int:
-        """1-based place of a media in its album (1 if not listed there)."""
-        if len(album.media) < 64:
-            return album.media.index(uri) + 1 if uri in album.media else 1
-        # a big album (all of a library in one folder): its stream items would each search the list
-        places = self._positions.get(album.src_uri)
-        if places is None or len(places) != len(album.media):  # (an album loses the files that failed)
-            if len(self._positions) >= 8:
-                self._positions.clear()
-            places = self._positions[album.src_uri] = {u: i for i, u in enumerate(album.media, 1)}
-        return places.get(uri, 1)
-
-    def media_view(self, media: Media, index: int, count: int, album: Link) -> MediaView:
-        plan = self.ctx.plan.media[media.src_uri]
-        lang = self.config.language
-        gettext = self.gettext
-        placeholder = self.ctx.placeholders.get(media.src_uri, DEFAULT_PLACEHOLDER)
-        thumbs, original, by_format, cards = [], None, {}, {}
-        for uri, look in plan.named():
-            ref = ImageRef(uri, look.width, look.height, look.format)
-            if look.role == "display":
-                by_format.setdefault(look.format, []).append(ref)
-            elif look.role == "thumb":
-                thumbs.append(ref)
-            elif look.role == "cover":
-                cards.setdefault(look.format, []).append(ref)
-            else:
-                original = ref
-        sources = [SourceSet(fmt, tuple(refs)) for fmt, refs in by_format.items()]
-        date_text = format_date(media.date, lang)
-        alt = media.alt or media.title or plain_text(media.description_html, 200)
-        if not alt:
-            kind = "Photo %(n)s of %(total)s, %(album)s" if media.kind == "image" else "Video %(n)s of %(total)s"
-            if date_text and media.kind == "image":
-                alt = gettext("Photo %(n)s of %(total)s, %(album)s, %(date)s") % {
-                    "n": index, "total": count, "album": album.title, "date": date_text,
-                }
-            else:
-                alt = gettext(kind) % {"n": index, "total": count, "album": album.title}
-        gps = None
-        if media.embedded.gps and "gps" in self.config.pages.exif:
-            gps = (media.embedded.gps.latitude, media.embedded.gps.longitude)
-        page_number = (index - 1) // self.config.pages.page_size + 1
-        album_page = album.url if page_number == 1 else f"{album.url}page/{page_number}/"
-        slug = posixpath.basename(plan.dest_dir)
-        facts = camera_facts(media.embedded.camera, self.config.pages.exif, gettext)
-        view = MediaView(
-            src_uri=media.src_uri,
-            kind=media.kind,
-            url=f"{plan.dest_dir}/",
-            slug=slug,
-            name=media.name,
-            title=media.title,
-            alt=alt,
-            description=self.description(media.description_html, media.album_uri, plan.dest_dir,
-                                         media.sidecar.src_uri if media.sidecar else media.src_uri),
-            date=media.date,
-            date_iso=format_iso(media.date) if media.date is None or _time_known(media) else media.date.date().isoformat(),
-            date_text=date_text,
-            datetime_text=format_datetime(media.date, lang) if _time_known(media) else date_text,
-            tags=media.tags,
-            author=media.author,
-            location=media.location,
-            camera=[(label, value) for label, value, _ in facts],
-            camera_text=" · ".join(alone for _, _, alone in facts),
-            gps=gps,
-            thumb=thumbs[0],
-            sources=sources,
-            placeholder_colour=placeholder.colour,
-            placeholder_uri=placeholder.data_uri,
-            index=index,
-            count=count,
-            album=album,
-            album_page_url=f"{album_page}#{tile_id(slug)}",
-            original=original,
-            original_name=download_name(media.name, original.src) if original else None,
-            video=self._video(media, plan) if media.kind == "video" else None,
-            thumbs=tuple(thumbs),
-            cards=tuple(SourceSet(fmt, (*refs, *(ref for ref in by_format.get(fmt, ()) if ref.width > refs[-1].width)))
-                        for fmt, refs in cards.items()),
-        )
-        return view
-
-    def description(self, markup: str, album_uri: str, home: str, told_by: str) -> RichText:
-        """A description as its pages show it (see render.richtext): its images and relative links
-        resolved from the album's folder. told_by: the file it comes from, named in warnings."""
-        gallery, plan = self.ctx.gallery, self.ctx.plan
-        albums = gallery.albums
-        zone = albums[album_uri].zone
-
-        def picture(ref: str) -> Picture | None:
-            """A published photo of this very album, shown by one of its published images."""
-            uri = relative_path(album_uri, ref)
-            media = gallery.media.get(uri) if uri else None
-            if media is None or media.kind != "image" or media.album_uri != album_uri or uri not in plan.media:
-                return None
-            shown = [(src, look) for src, look in plan.media[uri].named() if look.role == "display"]
-            fallback = [(src, look) for src, look in shown if look.format == shown[0][1].format]  # JPEG or GIF
-            src, look = next((item for item in fallback if item[1].width >= 1024), fallback[-1])
-            return Picture(src, look.width, look.height, media.alt or media.title or "")
-
-        def page(ref: str) -> str | None:
-            """The page of a photo or an album that a visitor of this page may see."""
-            uri = relative_path(album_uri, ref)
-            if uri is None:
-                return None
-            media = gallery.media.get(uri)
-            if media is not None and uri in plan.media and albums[media.album_uri].zone in (None, zone):
-                return f"{plan.media[uri].dest_dir}/"
-            album = albums.get(uri)
-            if album is not None and album.zone in (None, zone) and is_published(album) and uri in plan.album_dirs:
-                return self.album_url(uri)
-            return None
-
-        def dropped(kind: str, ref: str) -> None:
-            shown = ref if len(ref) <= 80 else ref[:79] + "…"
-            if kind == "image":
-                why = "is not a published photo of this album (only the album's own photos are shown); left out"
-            else:
-                why = "leads to no photo or album of the gallery that this page may link to; shown as text"
-            self.warnings[f"{told_by}: {kind} {shown!r} {why}"] = None
-
-        return resolve_description(markup, home, self.config.pages.links, picture, page, dropped)
-
-    def _video(self, media: Media, plan) -> dict:
-        duration = media.info.duration
-        poster = plan.images[0]  # a video has one display image: its poster
-        return {
-            "sources": [{"src": s.dest_uri, "mime": VIDEO_MIME[s.format]} for s in plan.videos],
-            "poster": _image_ref(poster),
-            "width": poster.width,
-            "height": poster.height,
-            "duration": duration,
-            "duration_text": _duration_text(duration),
-            "duration_iso": f"PT{duration:.0f}S" if duration else "",
-            "tracks": [
-                {"src": spec.dest_uri, "srclang": lang, "label": _language_name(lang)} for spec, lang in plan.tracks
-            ],
-        }
-
-
 @dataclass
 class PageTask:
     """A page to render: where it goes, with what, and the fingerprint of what it shows."""
@@ -371,30 +118,6 @@ class PageTask:
     late: Callable[[], dict] | None = None  # more of the context, made only if the page is rendered
     origin: str = ""  # who lists it, when not the theme's templates ('plugin NAME'): named in a conflict
     kept: bool = False  # listed from its album's record (render.albumkeys): as written, never rendered
-
-
-@dataclass(slots=True)
-class FeedEntry:
-    title: str
-    id: str
-    url: str
-    date: str  # when it was taken (RFC 3339), '' when nothing says: Atom's <published>
-    date_rfc822: str  # the same for RSS's <pubDate>, or ''
-    author: str | None
-    content: str  # HTML, escaped by the XML template
-    updated: str = ""  # Atom's <updated>: when taken, else the file's time (when it was last changed)
-
-
-@dataclass(slots=True)
-class FeedView:
-    title: str
-    subtitle: str
-    id: str
-    self_url: str
-    html_url: str
-    updated: str
-    updated_rfc822: str
-    entries: list[FeedEntry]
 
 
 class SiteRenderer:
@@ -576,7 +299,7 @@ class SiteRenderer:
                     self.sitemap_rows.add(None, [(url, self.sitemap_line(url, ""))])
                 yield task
         if self.feeds_on:
-            yield from self._feed_tasks(order)
+            yield from feed_tasks(self, order)
         yield from extra_page_tasks(self)  # the plugins' own pages
         page = self._page(dir="", title=self.builder.gettext("Page not found"), kind="404", robots="noindex")
         yield PageTask("404.html", "404.html", page, {}, digest(self.global_key, "404.html"))
@@ -591,59 +314,6 @@ class SiteRenderer:
     def _stream_views(self, uris: list[str]) -> list[MediaView]:
         self.ctx.placeholders.prefetch(uris)
         return [v for v in (self.builder.standalone(u) for u in uris) if v]
-
-    def _feed(self, title: str, uris: list[str], html_url: str, self_path: str) -> FeedView:
-        config = self.ctx.config
-        base = config.url
-        entries = []
-        newest = datetime(1970, 1, 1, tzinfo=UTC)
-        for uri in uris:
-            view = self.builder.standalone(uri)
-            if view is None:
-                continue
-            # a photo that says nothing of when it was taken has no published date; Atom needs an updated
-            # one, and the file's time is honest there: the last time the file changed
-            media = self.ctx.gallery.media[uri]
-            updated = media.date or datetime.fromtimestamp(media.mtime_ns / 1e9, UTC)
-            newest = max(newest, updated)
-            url = absolute_url(base, view.url, config.pages.links)
-            thumb = view.thumb
-            description = view.description.render(lambda target: absolute_url(base, target, config.pages.links))
-            content = (
-                f'<p><a href="{html.escape(url)}"><img src="{html.escape(absolute_url(base, thumb.src))}" '
-                f'width="{thumb.width}" height="{thumb.height}" alt="{html.escape(view.alt)}"></a></p>'
-                f"{description}"
-            )
-            entries.append(FeedEntry(
-                title=view.title or view.alt, id=url, url=url, date=format_iso(media.date),
-                date_rfc822=format_datetime_rfc822(media.date) if media.date else "", author=view.author,
-                content=content, updated=format_iso(updated),
-            ))
-        return FeedView(
-            title=title, subtitle=config.description, id=absolute_url(base, self_path),
-            self_url=absolute_url(base, self_path), html_url=absolute_url(base, html_url, config.pages.links),
-            updated=format_iso(newest), updated_rfc822=format_datetime_rfc822(newest), entries=entries,
-        )
-
-    def _feed_tasks(self, order: list[str]) -> Iterator[PageTask]:
-        config = self.ctx.config
-        gallery = self.ctx.gallery
-        latest = order[: config.feeds.items]
-        html_url = f"{config.stream.path}/" if config.stream.enabled else ""
-        for template in ("feed.xml", "rss.xml"):
-            feed = self._feed(self.site.title, latest, html_url, template)
-            key = digest(self.global_key, template, repr(feed))
-            yield PageTask(template, template, self._page(dir="", title=feed.title, kind="feed"), {"feed": feed}, key)
-        if config.feeds.per_album:
-            for album in gallery.walk_albums(hidden=False):
-                if not album.src_uri or not is_published(album):
-                    continue
-                uris = [m.src_uri for m in sorted(gallery.flatten(album.src_uri), key=newest_first, reverse=True)]
-                url = self.builder.album_url(album.src_uri)
-                feed = self._feed(f"{album.title} · {self.site.title}", uris[: config.feeds.items], url, f"{url}feed.xml")
-                key = digest(self.global_key, "album-feed", repr(feed))
-                page = self._page(dir=url.rstrip("/"), title=feed.title, kind="feed")
-                yield PageTask(f"{url}feed.xml", "feed.xml", page, {"feed": feed}, key)
 
     def _album_tasks(self, uri: str) -> Iterator[PageTask]:
         config = self.ctx.config
@@ -734,33 +404,6 @@ def _theme_fingerprint(dirs: list[Path]) -> str:
             if path.is_file():
                 h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
-
-
-def _duration_text(seconds: float | None) -> str:
-    if not seconds:
-        return ""
-    total = round(seconds)
-    h, rest = divmod(total, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-_LANGUAGES = {"en": "English", "fr": "Français", "de": "Deutsch", "es": "Español", "it": "Italiano", "nl": "Nederlands",
-              "pt": "Português", "ja": "日本語", "zh": "中文"}
-
-
-def _language_name(code: str) -> str:
-    return _LANGUAGES.get(code.split("-")[0].lower(), code) if code else "Captions"
-
-
-def _time_known(media) -> bool:
-    """Whether the media's date has a time of day: a day alone (a sidecar's `date: 2024-03-01`, an IPTC
-    or XMP date without a time, a date in the file name) reads as midnight, which is not when it was
-    taken. The camera's own clock (EXIF, a video's creation time) is always shown."""
-    date = media.date
-    if date is None:
-        return False
-    return media.date_source in ("exif", "video", "mtime") or (date.hour, date.minute, date.second, date.microsecond) != (0, 0, 0, 0)
 
 
 def folder_index_pages(folders: Iterable[tuple[str, str]], links: str = "directory") -> list[Page]:

@@ -16,6 +16,7 @@ import stat as stat_mod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
+from stat import S_ISDIR, S_ISREG
 
 from ..fsutil import NotRegularFile, open_regular
 from .sidecar import decode_text
@@ -171,10 +172,11 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
         listed.add(real_uri)
         subdirs: list[tuple[str, str, str, LinkEntry | None]] = []
         prefix = f"{src_uri}/" if src_uri else ""
-        for entry in entries:
+        add = listing.files.append
+        for entry in entries:  # (a million times: what most files need first, and nothing made for them)
             name = entry.name
-            rel = prefix + name
-            if name.lower() == "index.md":  # it may mark its album private: never passed over
+            if len(name) == 8 and name.lower() == "index.md":  # it may mark its album private: never passed over
+                rel = prefix + name
                 hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
                 index, link = _index_entry(entry, abs_dir, rel, real_root, hidden)
                 listing.files.append(index)
@@ -189,11 +191,12 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 report.warnings.append(f"{src_uri + '/' if src_uri else ''}{shown}: name is not valid UTF-8; ignored (rename it)")
                 continue
-            if ignore and is_ignored(name, rel, ignore):
+            if ignore and is_ignored(name, prefix + name, ignore):
                 continue
             link = None
             try:
                 if entry.is_symlink():
+                    rel = prefix + name
                     real = os.path.realpath(entry.path)
                     if not _inside(real, real_root):
                         report.warnings.append(f"{rel}: symbolic link points outside the source folder; ignored")
@@ -203,18 +206,19 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 else:
                     target = entry.stat()
             except OSError:
-                report.warnings.append(f"{rel}: broken symbolic link or unreadable entry; ignored")
+                report.warnings.append(f"{prefix + name}: broken symbolic link or unreadable entry; ignored")
                 continue
-            if stat_mod.S_ISDIR(target.st_mode):
-                if link is None:
-                    subdirs.append((rel, entry.path, f"{real_uri}/{name}" if real_uri else name, None))
-                else:
-                    report.links.append(link)
-                    pending.append((rel, entry.path, link.real_uri, link))
-            elif stat_mod.S_ISREG(target.st_mode):
-                listing.files.append(FileEntry(name, abs_dir, target.st_size, target.st_mtime_ns))
+            mode = target.st_mode
+            if S_ISREG(mode):
+                add(FileEntry(name, abs_dir, target.st_size, target.st_mtime_ns))
                 if link is not None:
                     report.links.append(link)
+            elif S_ISDIR(mode):
+                if link is None:
+                    subdirs.append((prefix + name, entry.path, f"{real_uri}/{name}" if real_uri else name, None))
+                else:
+                    report.links.append(link)
+                    pending.append((link.src_uri, entry.path, link.real_uri, link))
         yield listing
         stack.extend(reversed(subdirs))
     _list_marks_above_links(report, listed, real_root)
