@@ -232,9 +232,6 @@ class BuildCache(PageRecords, ScanCache):
         return [uri for (uri,) in self.db.execute(
             "SELECT src_uri FROM files WHERE src_uri > ?1 || '/' AND src_uri < ?1 || '0'", (folder,))]
 
-    def folder_keys(self) -> dict[str, str]:
-        return dict(self.db.execute("SELECT folder, key FROM folders"))
-
     def get_folder(self, folder: str, key: str) -> bytes | None:
         row = self.db.execute("SELECT snapshot FROM folders WHERE folder = ? AND key = ?", (folder, key)).fetchone()
         return row[0] if row else None

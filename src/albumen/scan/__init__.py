@@ -54,10 +54,6 @@ class ScanCache:
         """A folder's snapshot (see scan.snapshots) under this key, or None."""
         return None
 
-    def folder_keys(self) -> dict[str, str]:
-        """The key of every folder's snapshot."""
-        return {}
-
     def put_folders(self, rows: list[tuple[str, str, bytes]], keep: set[str]) -> None:
         """Store these (folder, key, snapshot) and drop those of folders not in keep."""
         return None
@@ -82,7 +78,7 @@ def scan_source(
     (config_path: its file, for the error) that names no album folder stops the scan before any
     file is read (see check_private); private: what check_private gave the caller, who ran it already.
     plugins: the build's (plugins.manager.Plugins): the media kinds they read (documents) are asked for here.
-    folders: each folder's digest (see snapshots.listing_digest) when the caller has made them already.
+    folders: each folder's digest (see walk.listing_digest) when the caller has made them already.
     """
     cache = cache or ScanCache()
     reporter = reporter or QuietReporter()
@@ -109,20 +105,22 @@ def scan_source(
     settings = None if readers else snapshots.scan_key(config.timezone, config.file_dates, VIDEO_READER)
     keys: dict[str, str] = {}
     kept: dict[str, snapshots.FolderScan] = {}
-    unchanged: set[str] = set()  # folders whose snapshot has their key (read once the files to read are known)
-    if settings is not None:
-        recorded = cache.folder_keys()
-        for listing in listings:
-            key = keys[listing.src_uri] = snapshots.listing_key(listing, settings, (folders or {}).get(listing.src_uri))
-            if recorded.get(listing.src_uri) == key:
-                unchanged.add(listing.src_uri)
-        del recorded
     records: dict[str, FileRecord] = {}
     todo: list[tuple[str, FileEntry]] = []
     shared: dict = {}
     unsettled: set[str] = set()  # folders with a file to read again next time: no snapshot
 
-    def to_read(listing: DirListing) -> None:  # a folder's files: their records, or to be read
+    for listing in listings:
+        if settings is not None:
+            key = keys[listing.src_uri] = snapshots.listing_key(listing, settings, (folders or {}).get(listing.src_uri))
+            blob = cache.get_folder(listing.src_uri, key)
+            found = snapshots.load(blob) if blob is not None else None
+            if found is not None:
+                kept[listing.src_uri] = found
+                # its files' entries go as its media come (a million photos' entries were ~300 MB held
+                # beside every snapshot's media); their records stay (see forget_missing)
+                listing.files = []
+                continue
         prefix = f"{listing.src_uri}/" if listing.src_uri else ""
         for entry in listing.files:
             if entry.name.lower().endswith(".md"):
@@ -139,23 +137,6 @@ def scan_source(
                 todo.append((src_uri, entry))
             else:
                 records[src_uri] = _share_equal_values(record, shared)
-
-    for listing in listings:
-        if listing.src_uri not in unchanged:
-            to_read(listing)
-    if todo and pool is not None and not pool.started:
-        pool.start()  # the workers get ready while the snapshots are read (a tenth of a second: fork, imports)
-    for listing in listings:
-        if listing.src_uri in unchanged:
-            blob = cache.get_folder(listing.src_uri, keys[listing.src_uri])
-            found = snapshots.load(blob) if blob is not None else None
-            if found is None:  # damaged: the folder is scanned
-                to_read(listing)
-            else:
-                kept[listing.src_uri] = found
-                # its files' entries go as its media come (a million photos' entries were ~300 MB held
-                # beside every snapshot's media); their records stay (see forget_missing)
-                listing.files = []
     if todo:
         reporter.phase("Reading metadata", total=len(todo))
         max_pixels = config.images.max_pixels
