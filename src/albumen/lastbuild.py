@@ -20,7 +20,7 @@ from .render.themes import theme_dirs
 from .report import BuildReport
 from .scan import WalkReport
 from .scan.dates import local_zone_name
-from .scan.walk import listing_text
+from .scan.walk import listing_digest, listing_text
 from .seal.keys import passwords_fingerprint
 from .tokens import albumen_home
 
@@ -56,7 +56,7 @@ def fingerprint(
         data = listing_text(listing)
         h.update(data)
         if folders is not None:
-            folders[listing.src_uri] = hashlib.blake2b(data, digest_size=16).hexdigest()  # (see snapshots.listing_digest)
+            folders[listing.src_uri] = listing_digest(data)
     for link in walk_report.links:
         h.update(f"L{link.src_uri}\0{link.real_uri}\0{link.walked_as}\0".encode("utf-8", "surrogateescape"))
     for folder, entries in walk_report.marks.items():

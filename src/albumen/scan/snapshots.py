@@ -16,7 +16,6 @@ kinds make depends on the plugin's code as well.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import pickle
 from dataclasses import dataclass, fields
@@ -27,7 +26,7 @@ from .. import __version__
 from ..fsutil import files_digest
 from ..model import LazyEmbedded, Media, Skipped
 from .dates import local_zone_name
-from .walk import DirListing, listing_text
+from .walk import DirListing, listing_digest, listing_text
 
 # 1: media as rows of field values (see dump); 2: their embedded metadata in one piece a folder
 SNAPSHOT_VERSION = 2
@@ -65,13 +64,8 @@ def listing_key(listing: DirListing, settings: str, digest: str | None = None) -
     """The snapshot key of a folder: its files (names, paths, sizes, times, and what the walk said of
     each: see walk.listing_text, whose digest the build may have made already) and the scan's settings."""
     if digest is None:
-        digest = listing_digest(listing)
+        digest = listing_digest(listing_text(listing))
     return xxhash.xxh3_128_hexdigest(f"{settings}\0{digest}".encode("utf-8", "surrogateescape"))
-
-
-def listing_digest(listing: DirListing) -> str:
-    """A folder's own digest: of walk.listing_text."""
-    return hashlib.blake2b(listing_text(listing), digest_size=16).hexdigest()
 
 
 def dump(scan: FolderScan) -> bytes:

@@ -11,6 +11,7 @@ into a private album (see scan.links).
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import stat as stat_mod
 from collections.abc import Iterator
@@ -84,6 +85,11 @@ def listing_text(listing: DirListing) -> bytes:
         for e in listing.files
     ])
     return text.encode("utf-8", "surrogateescape")
+
+
+def listing_digest(text: bytes) -> str:
+    """A folder's own digest, of its listing_text."""
+    return hashlib.blake2b(text, digest_size=16).hexdigest()
 
 
 def is_ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
@@ -179,7 +185,7 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
                 rel = prefix + name
                 hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
                 index, link = _index_entry(entry, abs_dir, rel, real_root, hidden)
-                listing.files.append(index)
+                add(index)
                 if link is not None:  # an index.md linked to a private album's keeps its album private (scan.links)
                     report.links.append(link)
                 continue
