@@ -20,6 +20,9 @@ from .sidecar import meta_text
 
 _DIGITS = re.compile(r"(\d+)")
 _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
+_NAME = attrgetter("name")
+_DATE = attrgetter("date")
+_SHOWN = ("image", "video")  # (an album's media: documents are apart)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -90,9 +93,6 @@ def sort_media(items: list[Media], spec: str) -> list[Media]:
     return out
 
 
-_NAME = attrgetter("name")
-
-
 def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
     """Sort every album's media and children, work out private zones, prune empty albums,
     and compute counts, date ranges and covers.
@@ -111,7 +111,7 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
             kids[album.parent_uri].append(uri)
     shown: dict[str, list[Media]] = {uri: [] for uri in albums}  # each album's photos and videos
     for media in gallery.media.values():
-        if media.info.kind in ("image", "video"):
+        if media.info.kind in _SHOWN:
             shown[media.album_uri].append(media)
         else:
             albums[media.album_uri].documents.append(media.src_uri)
@@ -279,12 +279,6 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
         start = end
     uris += (m.src_uri for m in sorted(undated, key=_by_place))
     return uris[:limit] if limit else uris
-
-
-_DATE = attrgetter("date")
-
-
-_SHOWN = ("image", "video")  # (an album's media: documents are apart)
 
 
 def _by_place(media: Media) -> tuple:
