@@ -87,15 +87,11 @@ class PageRecords:
     def sitemap_clear(self) -> None:
         self.db.execute("DELETE FROM temp.sitemap")
 
-    def sitemap_lines(self, after: str, limit: int, albums: bool = False) -> list[tuple]:
-        """limit (sort key, line) rows in key order, from the first key after `after`; albums: (sort key,
-        album, line) rows of the pages listed (not the settled albums' lines)."""
-        if albums:
-            return self.db.execute(
-                "SELECT k, album, line FROM temp.sitemap WHERE k > ? AND url IS NOT NULL ORDER BY k LIMIT ?", (after, limit)
-            ).fetchall()
+    def sitemap_lines(self, after: str, limit: int) -> list[tuple[str, str | None, str | None, str]]:
+        """limit (sort key, url, album, line) rows in key order, from the first key after `after` (a
+        settled album's lines: one row, url None)."""
         return self.db.execute(
-            "SELECT k, line FROM temp.sitemap WHERE k > ? ORDER BY k LIMIT ?", (after, limit)
+            "SELECT k, url, album, line FROM temp.sitemap WHERE k > ? ORDER BY k LIMIT ?", (after, limit)
         ).fetchall()
 
     def unclaim_recorded(self) -> None:

@@ -72,7 +72,7 @@ class CachedSitemap:
         self.cache.sitemap_settled()
         after = ""
         while rows := self.cache.sitemap_lines(after, 2000):
-            yield from (line for _, line in rows)
+            yield from (line for *_, line in rows)
             after = rows[-1][0]
 
     def fingerprint(self) -> str | None:
@@ -83,8 +83,10 @@ class CachedSitemap:
         loose = xxhash.xxh3_128()  # (the pages of no album)
         album, lines = None, []
         after = ""
-        while rows := self.cache.sitemap_lines(after, 2000, albums=True):
-            for _, of, line in rows:  # (an album's lines come together, in url order: see sort_key)
+        while rows := self.cache.sitemap_lines(after, 2000):
+            for _, url, of, line in rows:  # (an album's lines come together, in url order: see sort_key)
+                if url is None:  # (a settled album's, told by its digest above)
+                    continue
                 if of != album:
                     if album is not None:
                         digests[album] = lines_digest("".join(lines))
