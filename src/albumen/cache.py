@@ -216,6 +216,7 @@ class BuildCache(PageRecords, ScanCache):
         self._folder, self._files = None, {}
         same = False
         if listed is not None:
+            listed = list(listed)  # (gone through twice below)
             names = xxhash.xxh3_128("\0".join(sorted(listed)).encode("utf-8", "surrogateescape")).hexdigest()
             same = self.get_meta("scan_folders") == names
             self.set_meta("scan_folders", names)
