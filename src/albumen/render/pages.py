@@ -222,10 +222,10 @@ class SiteRenderer:
             yield from sealed_tasks(self, uri)
             return
         records = self.ctx.albums
-        key = self.inputs.key(uri) if records is not None else None
         if uri in self.settled:  # its pages are claimed, counted and in the sitemap already (see PageWriter.settle)
             records.kept(uri)
             return
+        key = self.inputs.key(uri) if records is not None else None  # (a settled album's was made to settle it)
         if key is not None:
             pages, complete = records.recorded(uri, key) or (None, False)
             if pages is not None and self.page_ok is not None and self.page_ok(uri, [p[0] for p in pages]):
