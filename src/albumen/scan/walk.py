@@ -69,6 +69,11 @@ class WalkReport:
 
 
 _NAME = attrgetter("name")
+# A folder is listed through a descriptor of it where the system can: each file is then looked at by
+# its name in that folder (fstatat), not by its whole path from the top again (a million files six
+# folders deep: 3.4 -> 3.0 s for the listing and stat calls alone).
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 
 
 def listing_text(listing: DirListing) -> bytes:
@@ -170,64 +175,85 @@ def walk_source(root: str, ignore: tuple[str, ...] = (), report: WalkReport | No
         if nomedia is not None and not nomedia:
             continue
         listing = DirListing(src_uri=src_uri, abs_path=abs_dir, real_uri=real_uri)
+        fd = None
         try:
-            entries = sorted(os.scandir(abs_dir), key=_NAME)
+            if _BY_FD:
+                fd = os.open(abs_dir, _DIR_FLAGS)
+            entries = sorted(os.scandir(abs_dir if fd is None else fd), key=_NAME)
         except OSError as exc:
+            if fd is not None:
+                os.close(fd)
             report.warnings.append(f"{src_uri or '.'}: cannot list folder ({exc.strerror})")
             continue
         listed.add(real_uri)
         subdirs: list[tuple[str, str, str, LinkEntry | None]] = []
-        prefix = f"{src_uri}/" if src_uri else ""
-        add = listing.files.append
-        for entry in entries:  # (a million times: what most files need first, and nothing made for them)
-            name = entry.name
-            if len(name) == 8 and name.lower() == "index.md":  # it may mark its album private: never passed over
-                rel = prefix + name
-                hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
-                index, link = _index_entry(entry, abs_dir, rel, real_root, hidden)
-                add(index)
-                if link is not None:  # an index.md linked to a private album's keeps its album private (scan.links)
-                    report.links.append(link)
-                continue
-            if name.startswith(".") or (nomedia and name in nomedia):
-                continue
-            try:
-                name.isascii() or name.encode("utf-8")
-            except UnicodeEncodeError:  # bytes that are not UTF-8 (an old zip file): no URL can carry them
-                shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                report.warnings.append(f"{src_uri + '/' if src_uri else ''}{shown}: name is not valid UTF-8; ignored (rename it)")
-                continue
-            if ignore and is_ignored(name, prefix + name, ignore):
-                continue
-            link = None
-            try:
-                if entry.is_symlink():
-                    rel = prefix + name
-                    real = os.path.realpath(entry.path)
-                    if not _inside(real, real_root):
-                        report.warnings.append(f"{rel}: symbolic link points outside the source folder; ignored")
-                        continue
-                    target = os.stat(entry.path)
-                    link = LinkEntry(rel, _relative(real, real_root), stat_mod.S_ISDIR(target.st_mode))
-                else:
-                    target = entry.stat()
-            except OSError:
-                report.warnings.append(f"{prefix + name}: broken symbolic link or unreadable entry; ignored")
-                continue
-            mode = target.st_mode
-            if S_ISREG(mode):
-                add(FileEntry(name, abs_dir, target.st_size, target.st_mtime_ns))
-                if link is not None:
-                    report.links.append(link)
-            elif S_ISDIR(mode):
-                if link is None:
-                    subdirs.append((prefix + name, entry.path, f"{real_uri}/{name}" if real_uri else name, None))
-                else:
-                    report.links.append(link)
-                    pending.append((link.src_uri, entry.path, link.real_uri, link))
+        try:
+            _list_folder(entries, listing, real_uri, real_root, nomedia, ignore, report, subdirs, pending)
+        finally:
+            if fd is not None:
+                os.close(fd)
         yield listing
         stack.extend(reversed(subdirs))
     _list_marks_above_links(report, listed, real_root)
+
+
+def _list_folder(
+    entries: list[os.DirEntry], listing: DirListing, real_uri: str, real_root: str, nomedia: set[str] | None,
+    ignore: tuple[str, ...], report: WalkReport, subdirs: list, pending: list,
+) -> None:
+    """One folder's entries into its listing's files, its sub-folders (subdirs) and its links to folders
+    (pending, see walk_source). Their own paths are not used: listed through the folder's descriptor
+    (see _BY_FD), an entry's path is its name."""
+    src_uri, abs_dir = listing.src_uri, listing.abs_path
+    prefix = f"{src_uri}/" if src_uri else ""
+    add = listing.files.append
+    for entry in entries:  # (a million times: what most files need first, and nothing made for them)
+        name = entry.name
+        if len(name) == 8 and name.lower() == "index.md":  # it may mark its album private: never passed over
+            rel = prefix + name
+            hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
+            index, link = _index_entry(entry, abs_dir, rel, real_root, hidden)
+            add(index)
+            if link is not None:  # an index.md linked to a private album's keeps its album private (scan.links)
+                report.links.append(link)
+            continue
+        if name.startswith(".") or (nomedia and name in nomedia):
+            continue
+        try:
+            name.isascii() or name.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 (an old zip file): no URL can carry them
+            shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            report.warnings.append(f"{src_uri + '/' if src_uri else ''}{shown}: name is not valid UTF-8; ignored (rename it)")
+            continue
+        if ignore and is_ignored(name, prefix + name, ignore):
+            continue
+        link = None
+        try:
+            if entry.is_symlink():
+                rel = prefix + name
+                path = os.path.join(abs_dir, name)
+                real = os.path.realpath(path)
+                if not _inside(real, real_root):
+                    report.warnings.append(f"{rel}: symbolic link points outside the source folder; ignored")
+                    continue
+                target = os.stat(path)
+                link = LinkEntry(rel, _relative(real, real_root), stat_mod.S_ISDIR(target.st_mode))
+            else:
+                target = entry.stat()
+        except OSError:
+            report.warnings.append(f"{prefix + name}: broken symbolic link or unreadable entry; ignored")
+            continue
+        mode = target.st_mode
+        if S_ISREG(mode):
+            add(FileEntry(name, abs_dir, target.st_size, target.st_mtime_ns))
+            if link is not None:
+                report.links.append(link)
+        elif S_ISDIR(mode):
+            if link is None:
+                subdirs.append((prefix + name, os.path.join(abs_dir, name), f"{real_uri}/{name}" if real_uri else name, None))
+            else:
+                report.links.append(link)
+                pending.append((link.src_uri, os.path.join(abs_dir, name), link.real_uri, link))
 
 
 def _list_marks_above_links(report: WalkReport, listed: set[str], real_root: str) -> None:
@@ -266,12 +292,13 @@ def _index_entry(
         return FileEntry(entry.name, folder, 0, 0, hidden, exc.strerror or "cannot be read"), None
     link = None
     if stat_mod.S_ISLNK(st.st_mode):
-        real = os.path.realpath(entry.path)
+        path = os.path.join(folder, entry.name)
+        real = os.path.realpath(path)
         if not _inside(real, real_root):
             refused = "a symbolic link leading outside the photo folder, which is not followed"
         else:
             try:
-                st = os.stat(entry.path)
+                st = os.stat(path)
             except OSError as exc:
                 refused = f"a broken symbolic link: {exc.strerror}"
             else:
