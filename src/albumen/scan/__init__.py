@@ -184,7 +184,8 @@ def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
     """A folder's album as its index.md describes it (title, description, date, private mark). Every
     folder's is read before any photo, so that what is private is known first (scan.links)."""
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
-    sidecars = {entry.name: entry for entry in listing.files if entry.name.lower() == "index.md"}
+    # (the length first: a million files, ~0.2 s of lower() calls)
+    sidecars = {e.name: e for e in listing.files if len(e.name) == 8 and e.name.lower() == "index.md"}
     folder_name = listing.src_uri.rpartition("/")[2]
     album = Album(src_uri=listing.src_uri, name=folder_name, title=folder_name)
     indexes = [sidecars[n] for n in sorted(sidecars)]

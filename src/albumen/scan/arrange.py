@@ -84,13 +84,24 @@ def sort_media(items: list[Media], spec: str) -> list[Media]:
     field, reverse = parse_sort(spec)
     if field != "date":
         return sort_items(items, spec, _media_sort_key)
-    out: list[Media] = []
-    for dated in (True, False):
-        group = [m for m in items if (m.date is not None) is dated]
-        names = map(natural_key, map(_NAME, group))
-        keys = list(zip(map(_DATE, group), names, strict=True) if dated else names)
-        out += (group[i] for i in sorted(range(len(group)), key=keys.__getitem__, reverse=reverse))
-    return out
+    by_name = lambda m: natural_key(m.name)  # noqa: E731
+    dated = sorted((m for m in items if m.date is not None), key=_DATE, reverse=reverse)
+    # names only among media of one date (a burst), as stream_order: not a key made for every photo
+    for first, last in _equal_runs(list(map(_DATE, dated))):
+        dated[first:last] = sorted(dated[first:last], key=by_name, reverse=reverse)
+    return dated + sorted((m for m in items if m.date is None), key=by_name, reverse=reverse)
+
+
+def _equal_runs(values: list) -> Iterator[tuple[int, int]]:
+    """(first, one past the last) of each run of two or more equal values side by side."""
+    ties = list(compress(count(), map(eq, values, islice(values, 1, None))))  # i: values[i] == values[i + 1]
+    start = 0
+    while start < len(ties):  # each run: from ties[start] to one past the run's last tie
+        end = start + 1
+        while end < len(ties) and ties[end] == ties[end - 1] + 1:
+            end += 1
+        yield ties[start], ties[end - 1] + 2
+        start = end
 
 
 def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
@@ -267,16 +278,8 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
     undated = [m for m in items if m.date is None]
     del items
     uris = [m.src_uri for m in dated]
-    dates = [m.date for m in dated]
-    ties = list(compress(count(), map(eq, dates, islice(dates, 1, None))))  # (as sorted: side by side)
-    start = 0
-    while start < len(ties):  # each run of one date: from ties[start] to one past the run's last tie
-        end = start + 1
-        while end < len(ties) and ties[end] == ties[end - 1] + 1:
-            end += 1
-        first, last = ties[start], ties[end - 1] + 2
+    for first, last in _equal_runs([m.date for m in dated]):  # (as sorted: side by side)
         uris[first:last] = [m.src_uri for m in sorted(dated[first:last], key=_by_place)]
-        start = end
     uris += (m.src_uri for m in sorted(undated, key=_by_place))
     return uris[:limit] if limit else uris
 
