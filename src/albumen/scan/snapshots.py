@@ -31,7 +31,7 @@ from .walk import DirListing, listing_digest, listing_text
 # 1: media as rows of field values (see dump); 2: their embedded metadata in one piece a folder
 SNAPSHOT_VERSION = 2
 _MEDIA_FIELDS = tuple(f.name for f in fields(Media))
-_SHARED = {"info"}  # frozen, hashable and often alike (see dump)
+_SHARED = {"info", "date_source"}  # hashable and often alike (see dump): "exif" once a folder, not a photo (53 MB a million)
 
 
 @dataclass(slots=True)
