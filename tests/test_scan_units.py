@@ -383,3 +383,68 @@ def test_media_sorted_by_date_as_sort_items_sorts_them():
                  for i in range(rng.randint(0, 12))]
         for spec in ("date", "-date", "name", "-title"):
             assert sort_media(items, spec) == sort_items(items, spec, _media_sort_key), spec
+
+
+def test_walk_through_folder_descriptors_lists_what_paths_list_and_closes_them(tmp_path, monkeypatch):
+    """walk_source lists each folder through a descriptor of it (fstatat by name: _BY_FD). It must say
+    exactly what the walk by paths says, links (to files, folders, index.md, outside, broken) and
+    hidden or ignored files included; a folder it cannot open or list is a warning, the others are
+    listed; and no descriptor stays open, whichever way a folder ends."""
+    import errno
+
+    from albumen.scan import walk
+
+    if not walk._BY_FD:
+        pytest.skip("this system cannot list a folder through a descriptor")
+    src = tmp_path / "photos"
+    (src / "2020" / "Trip" / "deep").mkdir(parents=True)
+    (src / "Locked").mkdir()
+    (src / "Broken").mkdir()
+    (src / "Locked" / "a.jpg").write_bytes(b"x")
+    (src / "Broken" / "b.jpg").write_bytes(b"x")
+    for rel, data in [("2020/Trip/IMG_1.jpg", b"one"), ("2020/Trip/deep/IMG_2.jpg", b"two!"), ("2020/Trip/index.md", b"# T"),
+                      ("2020/.hidden.jpg", b"h"), ("2020/skip.tmp", b"s"), ("top.jpg", b"top"), ("2020/Trip/Index.MD", b"x")]:
+        (src / rel).write_bytes(data)
+    (src / "2020" / "link.jpg").symlink_to(src / "top.jpg")
+    (src / "2020" / "TripLink").symlink_to(src / "2020" / "Trip")
+    (src / "2020" / "out.jpg").symlink_to(tmp_path)
+    (src / "2020" / "gone.jpg").symlink_to(src / "nothing.jpg")
+    (src / "index.md").symlink_to(src / "2020" / "Trip" / "index.md")
+    real_open, real_scandir = os.open, os.scandir
+    opened: list[int] = []
+
+    def refusing_open(path, flags, *args, **kwargs):
+        if str(path).endswith("Locked"):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        fd = real_open(path, flags, *args, **kwargs)
+        if str(path).endswith("Broken"):
+            opened.append(fd)
+        return fd
+
+    def refusing_scandir(path="."):
+        if path in opened:  # opened, then cannot be listed: its descriptor must still be closed
+            raise OSError(errno.EIO, "Input/output error")
+        return real_scandir(path)
+
+    def walked(by_fd: bool):
+        monkeypatch.setattr(walk, "_BY_FD", by_fd)
+        report = walk.WalkReport()
+        listings = [(lst.src_uri, lst.abs_path, lst.real_uri, list(lst.files))
+                    for lst in walk.walk_source(str(src), ("*.tmp",), report)]
+        return listings, report.warnings, [(k.src_uri, k.real_uri, k.folder, k.walked_as) for k in report.links]
+
+    by_path = walked(False)
+    fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    by_fd = walked(True)
+    assert by_fd == by_path
+    assert {entry.name for _, _, _, files in by_fd[0] for entry in files} >= {"IMG_1.jpg", "IMG_2.jpg", "link.jpg", "top.jpg"}
+    monkeypatch.setattr(walk.os, "open", refusing_open)
+    monkeypatch.setattr(walk.os, "scandir", refusing_scandir)
+    listings, warnings, _ = walked(True)
+    monkeypatch.undo()
+    assert "Locked: cannot list folder (Permission denied)" in warnings
+    assert "Broken: cannot list folder (Input/output error)" in warnings
+    assert opened  # (the folder was opened before it could not be listed)
+    assert {uri for uri, *_ in listings} == {uri for uri, *_ in by_path[0]} - {"Locked", "Broken"}
+    if fds is not None:
+        assert len(os.listdir("/proc/self/fd")) == fds
