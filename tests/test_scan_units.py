@@ -448,3 +448,78 @@ def test_walk_through_folder_descriptors_lists_what_paths_list_and_closes_them(t
     assert {uri for uri, *_ in listings} == {uri for uri, *_ in by_path[0]} - {"Locked", "Broken"}
     if fds is not None:
         assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def _walked(src, ignore=(), pool=None):
+    from albumen.scan.walk import WalkReport, walk_source
+
+    report = WalkReport()
+    listings = [(lst.src_uri, lst.abs_path, lst.real_uri, list(lst.files)) for lst in walk_source(str(src), ignore, report, pool)]
+    links = [(k.src_uri, k.real_uri, k.folder, k.walked_as) for k in report.links]
+    return listings, report.warnings, links, report.marks
+
+
+def _tree_of_every_case(src):
+    """Years of events, and the cases the walk treats apart: hidden, ignored and .nomedia folders and
+    files, links to folders and files (inside, outside, broken, to a folder listed again), index.md files."""
+    for year in range(2001, 2007):
+        for event in range(3):
+            folder = src / str(year) / f"{year}-0{event + 1} Event"
+            folder.mkdir(parents=True)
+            for i in range(4):
+                (folder / f"IMG_{i}.jpg").write_bytes(b"x" * (i + year))
+            (folder / "notes.tmp").write_bytes(b"t")
+    (src / "2002" / "2002-01 Event" / "index.md").write_text("---\nprivate: true\n---\n")
+    (src / "2003" / ".git" / "objects").mkdir(parents=True)
+    (src / "2003" / ".git" / "objects" / "a.jpg").write_bytes(b"g")
+    (src / "2004" / "skipped" / "deep").mkdir(parents=True)
+    (src / "2004" / "skipped" / "deep" / "s.jpg").write_bytes(b"s")
+    (src / "2005" / "Hidden" / "below").mkdir(parents=True)
+    (src / "2005" / "Hidden" / ".nomedia").write_text("")
+    (src / "2005" / "Hidden" / "below" / "h.jpg").write_bytes(b"h")
+    (src / "2006" / "Partly").mkdir()
+    (src / "2006" / "Partly" / ".nomedia").write_text("gone.jpg\nSub\n")
+    (src / "2006" / "Partly" / "gone.jpg").write_bytes(b"g")
+    (src / "2006" / "Partly" / "kept.jpg").write_bytes(b"k")
+    (src / "2006" / "Partly" / "Sub").mkdir()
+    (src / "2006" / "Partly" / "Sub" / "x.jpg").write_bytes(b"x")
+    (src / "2006" / "Partly" / "Other").mkdir()
+    (src / "2006" / "Partly" / "Other" / "y.jpg").write_bytes(b"y")
+    (src / "2006" / "Link to 2001").symlink_to(src / "2001")
+    (src / "2006" / "Link to hidden").symlink_to(src / "2005" / "Hidden" / "below")
+    (src / "2003" / "link.jpg").symlink_to(src / "2001" / "2001-01 Event" / "IMG_0.jpg")
+    (src / "2003" / "outside.jpg").symlink_to(src.parent)
+    (src / "2003" / "broken.jpg").symlink_to(src / "nothing.jpg")
+    (src / "2004" / "index.md").symlink_to(src / "2002" / "2002-01 Event" / "index.md")
+
+
+def test_walk_with_the_workers_listing_folders_lists_what_the_walk_alone_lists(tmp_path):
+    """walk_source(pool=...) has the workers list each tree of folders (list_tree) while it makes the
+    listings: it must give exactly what the walk alone gives, on a tree of every case, with a real
+    pool; with tasks that fail (their folders listed by the walk itself); and leave no task running."""
+    from albumen.pool import TaskFailed, WorkerPool
+
+    src = tmp_path / "photos"
+    _tree_of_every_case(src)
+    ignore = ("*.tmp", "skipped")
+    alone = _walked(src, ignore)
+    assert {uri for uri, *_ in alone[0]} >= {"2001/2001-01 Event", "2006/Partly/Other", "2006/Link to hidden"}
+    assert not {"2003/.git", "2004/skipped", "2005/Hidden", "2006/Partly/Sub"} & {uri for uri, *_ in alone[0]}
+    with WorkerPool(2) as pool:
+        assert _walked(src, ignore, pool) == alone
+        assert _walked(src, ignore, pool) == alone  # (the same pool again: nothing left of the last walk)
+
+    class Inline:
+        """Runs list_tree here, in the walk's order, failing every other tree."""
+
+        def __init__(self):
+            self.asked: list[str] = []
+
+        def run(self, fn, items, ahead=2):
+            for n, item in enumerate(items):
+                self.asked.append(item[1])
+                yield item, (TaskFailed("the worker crashed") if n % 2 else fn(item))
+
+    inline = Inline()
+    assert _walked(src, ignore, inline) == alone
+    assert len(inline.asked) >= 5 and "2001" not in inline.asked  # (the first tree is the walk's own)

@@ -141,6 +141,9 @@ def build(
     return report
 
 
+PARALLEL_WALK = 50_000  # files in the photo folder from which the workers list folders too
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused while the walk, the scan and the plan make the listings,
@@ -182,8 +185,14 @@ def _run(
     source, output = report.source, report.output
     reporter.phase("Scanning")
     walk_report = WalkReport()
+    # a large photo folder is listed with the workers' help (see walk_source), as big as the last walk found it
+    walked = int(cache.get_meta("walked") or 0)
+    if walked >= PARALLEL_WALK:
+        pool.start()
     with _collector_paused():  # (a million files' entries: 11 full collections, 1.6 s)
-        listings = list(walk_source(str(source), config.ignore, walk_report))
+        listings = list(walk_source(str(source), config.ignore, walk_report, pool if walked >= PARALLEL_WALK else None))
+    if (files := sum(len(listing.files) for listing in listings)) != walked:
+        cache.set_meta("walked", str(files))
     config_path = str(loaded.path) if loaded.path else None
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written
     private |= password_albums(listings, config, report.warnings)  # password albums are private (see seal)
