@@ -101,7 +101,7 @@ class PageWriter:
         self.cache.forget_claims()
 
     def _changed(self, task, recorded: str | None) -> bool:
-        if task.kept:  # listed from its album's record, checked then (see as_written)
+        if task.kept:  # listed from its album's record, checked then (see as_written), or a stream page made of the last build's
             return False
         if self.sink.has(task.dest_uri):  # written early in this build: again only if it changed since
             return self.deferred_keys.get(task.dest_uri, recorded) != task.key  # (the key it was written with)
