@@ -373,22 +373,37 @@ def test_a_photo_added_or_removed_rewrites_only_the_stream_pages_around_it(tmp_p
     assert crawl(site).broken == []
 
 
-def test_sitemap_lines_are_cut_into_files_of_the_limit_whatever_the_pieces():
-    """render.sitemap._files: a settled album's lines come as one piece, others one line a piece; the
-    files hold every line once, in order, `limit` a file but the last (one file, maybe empty, at least)."""
+def test_sitemap_files_hold_every_line_once_and_a_change_moves_few_of_them():
+    """render.sitemap.plan_files: the files hold every line of every piece (an album's lines) once, in
+    order, at most `limit` a file (an empty file only when there is nothing); a piece longer than the
+    limit is cut. Where files end is told by the albums: a line added to or removed from one album
+    changes the file that holds it, and the files after it only until an album ends one again."""
     import random
 
-    from albumen.render.sitemap import _files
+    from albumen.render.sitemap import plan_files
 
     rng = random.Random(7)
+    changed_files = []
     for _ in range(2000):
-        limit = rng.randint(1, 6)
-        pieces = ["".join(f"<url>{rng.random()}</url>\n" for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(0, 9))]
-        files = list(_files(iter(pieces), limit))
-        assert "".join(files) == "".join(pieces)
-        counts = [f.count("\n") for f in files]
-        assert counts and all(c == limit for c in counts[:-1]) and 0 <= counts[-1] <= limit
-        assert counts[-1] > 0 or len(files) == 1  # (an empty file only when there is nothing)
+        limit = rng.choice([1, 2, 5, 20, 100])
+        albums = [f"a{n}" for n in sorted(rng.sample(range(10_000), rng.randint(0, 40)))]
+        counts = [rng.choice([1, 1, 2, 3, 8, 30, 250]) for _ in albums]
+        files = plan_files(counts, albums, limit)
+        assert files and (files[0] or not any(counts))
+        assert all(file for file in files[1:]) and all(sum(end - start for _, start, end in f) <= limit for f in files)
+        covered = [(i, line) for file in files for i, start, end in file for line in range(start, end)]
+        assert covered == [(i, line) for i, count in enumerate(counts) for line in range(count)]
+        if albums:  # one line more in one album: the files named by their first album and line
+            j = rng.randrange(len(albums))
+            after = plan_files(counts[:j] + [counts[j] + 1] + counts[j + 1 :], albums, limit)
+            changed_files.append(len(_named_files(after, albums) - _named_files(files, albums)))
+    changed_files.sort()
+    assert changed_files[len(changed_files) // 2] <= 1 and changed_files[int(len(changed_files) * 0.9)] <= 3, changed_files[-20:]
+
+
+def _named_files(files, albums):
+    """Sitemap files as their albums' slices (what they hold, whatever the pieces' numbers)."""
+    return {tuple((albums[i], start, end) for i, start, end in file) for file in files}
 
 
 def _chunk_ends_before(keys, size):

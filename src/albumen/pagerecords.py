@@ -78,20 +78,26 @@ class PageRecords:
             "FROM albums a JOIN temp.settled USING (album_uri) WHERE a.sitemap != ''"
         )
 
-    def sitemap_settled_digests(self) -> list[tuple[str, str]]:
-        """(album, the digest of its sitemap lines) of the albums claim_recorded settled that have lines."""
+    def sitemap_settled_digests(self) -> list[tuple[str, str, int | None]]:
+        """(album, the digest of its sitemap lines, their count when the digest does not say it: a record
+        from before, see render.sitemap.lines_digest) of the albums claim_recorded settled that have lines."""
         return self.db.execute(
-            "SELECT a.album_uri, a.sitemap_digest FROM albums a JOIN temp.settled USING (album_uri) WHERE a.sitemap != ''"
+            "SELECT a.album_uri, a.sitemap_digest, CASE WHEN instr(a.sitemap_digest, ':') > 0 THEN NULL "
+            "ELSE length(a.sitemap) - length(replace(a.sitemap, char(10), '')) END "
+            "FROM albums a JOIN temp.settled USING (album_uri) WHERE a.sitemap != ''"
         ).fetchall()
 
     def sitemap_clear(self) -> None:
         self.db.execute("DELETE FROM temp.sitemap")
 
-    def sitemap_lines(self, after: str, limit: int) -> list[tuple[str, str | None, str | None, str]]:
-        """limit (sort key, url, album, line) rows in key order, from the first key after `after` (a
-        settled album's lines: one row, url None)."""
+    def sitemap_lines(
+        self, after: str | None, limit: int, low: str = "", high: str | None = None
+    ) -> list[tuple[str, str | None, str | None, str]]:
+        """limit (sort key, url, album, line) rows in key order, from the first key after `after` (None:
+        from `low` on), below `high` (a settled album's lines: one row, url None)."""
         return self.db.execute(
-            "SELECT k, url, album, line FROM temp.sitemap WHERE k > ? ORDER BY k LIMIT ?", (after, limit)
+            "SELECT k, url, album, line FROM temp.sitemap WHERE k > ? AND k >= ? AND (? IS NULL OR k < ?) ORDER BY k LIMIT ?",
+            (after if after is not None else "", low, high, high, limit),
         ).fetchall()
 
     def unclaim_recorded(self) -> None:

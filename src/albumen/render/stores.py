@@ -5,14 +5,13 @@ views this build fingerprinted (ViewDigests). A 100,000-photo build holds none o
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 from typing import TYPE_CHECKING
-
-import xxhash
 
 from ..process.plan import SitePlan
 from ..process.remaining import placeholder_key
 from ..process.specs import Placeholder
-from .sitemap import lines_digest, sort_key
+from .sitemap import Piece, digest_with_count, pieces_of, sort_key
 
 if TYPE_CHECKING:
     from ..cache import BuildCache
@@ -52,6 +51,7 @@ class CachedSitemap:
     def __init__(self, cache: BuildCache) -> None:
         self.cache = cache
         self.waiting: list[tuple[str, str, str | None, str]] = []  # (sort key, url, album, line)
+        self.settled_added = False
 
     def add(self, album: str | None, rows: Iterable[tuple[str, str]]) -> None:
         self.waiting += ((sort_key(album, url), url, album, line) for url, line in rows)
@@ -65,49 +65,39 @@ class CachedSitemap:
 
     def clear(self) -> None:
         self.waiting = []
+        self.settled_added = False
         self.cache.sitemap_clear()
 
-    def pieces(self) -> Iterator[str]:
+    def outline(self) -> list[Piece]:
+        """The settled albums' pieces from their records (their count and digest: see lines_digest), the
+        listed albums' and the pages of no album's from their lines (see SitemapRows.outline)."""
         self._send()
-        self.cache.sitemap_settled()
-        after = ""
+        pieces = [(sort_key(album, ""), (album, *_counted(digest_with_count(digest, count))))
+                  for album, digest, count in self.cache.sitemap_settled_digests()]
+        after, listed = "", []
         while rows := self.cache.sitemap_lines(after, 2000):
+            listed += ((album, line) for _, url, album, line in rows if url is not None)  # (not a settled album's)
+            after = rows[-1][0]
+        pieces += ((sort_key(piece[0], ""), piece) for piece in pieces_of(listed))
+        del listed
+        pieces.sort(key=itemgetter(0))
+        return [piece for _, piece in pieces]
+
+    def lines(self, first: str | None, last: str | None) -> Iterator[str]:
+        self._send()
+        if not self.settled_added:  # the settled albums' lines, one row each (see sitemap_settled)
+            self.cache.sitemap_settled()
+            self.settled_added = True
+        low, high = sort_key(first, ""), sort_key(last, "")[:-1] + "\x02"  # (every key of `last` is below)
+        after = None
+        while rows := self.cache.sitemap_lines(after, 2000, low, high):
             yield from (line for *_, line in rows)
             after = rows[-1][0]
 
-    def fingerprint(self) -> str | None:
-        """The digest of each album's lines (a settled album's from its record; a listed album's made of
-        the lines listed, in the same order), and the lines of the pages of no album, in order."""
-        self._send()
-        digests = dict(self.cache.sitemap_settled_digests())
-        loose = xxhash.xxh3_128()  # (the pages of no album)
-        album, lines = None, []
-        after = ""
-        while rows := self.cache.sitemap_lines(after, 2000):
-            for _, url, of, line in rows:  # (an album's lines come together, in url order: see sort_key)
-                if url is None:  # (a settled album's, told by its digest above)
-                    continue
-                if of != album:
-                    if album is not None:
-                        digests[album] = lines_digest("".join(lines))
-                    album, lines = of, []
-                if of is None:
-                    loose.update(line.encode("utf-8", "surrogatepass"))
-                else:
-                    lines.append(line)
-            after = rows[-1][0]
-        if album is not None:
-            digests[album] = lines_digest("".join(lines))
-        h = xxhash.xxh3_128("".join(f"{uri}\0{digests[uri]}\0" for uri in sorted(digests)).encode("utf-8", "surrogatepass"))
-        h.update(loose.digest())
-        return h.hexdigest()
 
-    def files_made(self, fingerprint: str) -> int | None:
-        made, _, files = (self.cache.get_meta("sitemap") or "").partition(" ")
-        return int(files) if made == fingerprint and files.isdigit() else None
-
-    def record(self, fingerprint: str | None, files: int) -> None:
-        self.cache.set_meta("sitemap", f"{fingerprint} {files}" if fingerprint else None)
+def _counted(digest: str) -> tuple[int, str]:
+    """(the count of lines, the digest) of a record's digest of its lines (see lines_digest)."""
+    return int(digest.partition(":")[0]), digest
 
 
 class ViewDigests:

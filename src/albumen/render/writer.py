@@ -91,7 +91,7 @@ class PageWriter:
         claimed and counted among this build's outputs at once, in SQLite, and not offered one by one
         (neither looked at in the output: the next build with nothing changed looks at every file)."""
         if albums and self.cache.claim_recorded(albums):
-            self.renderer.settled = albums  # (their sitemap lines are their records': see CachedSitemap.pieces)
+            self.renderer.settled = albums  # (their sitemap lines are their records': see CachedSitemap.lines)
 
     def forget_listed(self) -> None:
         """Every page is to be listed again (files failed and the albums were re-arranged)."""
