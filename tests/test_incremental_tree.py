@@ -295,6 +295,39 @@ def test_a_sitemap_past_its_limit_is_an_index_of_files_with_every_page_once_in_o
     assert_clean_build(src, site, conf)
 
 
+def test_album_records_from_before_sitemap_counts_get_them_once_and_the_sitemap_holds(tmp_path, isolated_cache, monkeypatch):
+    """A record's digest of its album's sitemap lines starts with their count (render.sitemap.lines_digest).
+    A cache from before holds the digest alone: opening it counts them once (not in every build), the
+    next rebuild keeps the sitemap's files as written, and the site is the clean build's."""
+    import sqlite3
+
+    import albumen.render.sitemap
+    from albumen.render.sitemap import lines_digest
+
+    monkeypatch.setattr(albumen.render.sitemap, "SITEMAP_LIMIT", 5)
+    src = make_gallery(tmp_path / "photos")
+    conf = write_config(tmp_path, CONFIG)
+    site = tmp_path / "site"
+    build_site(src, site, "-c", str(conf))
+    (cache,) = isolated_cache.rglob("cache.sqlite")
+    with sqlite3.connect(cache) as db:
+        rows = db.execute("SELECT album_uri, sitemap, sitemap_digest FROM albums WHERE sitemap != ''").fetchall()
+        assert rows and all(digest == lines_digest(lines) and digest.startswith(f"{lines.count(chr(10))}:") for _, lines, digest in rows)
+        db.execute("UPDATE albums SET sitemap_digest = substr(sitemap_digest, instr(sitemap_digest, ':') + 1)")
+        db.execute("DELETE FROM meta WHERE key = 'sitemap_counts'")
+    db.close()
+    stamps = {p.name: p.stat().st_mtime_ns for p in site.glob("sitemap*.xml")}
+    edit_caption(src)
+    result = build_site(src, site, "-c", str(conf), "-v")
+    assert not [name for name in rendered(result.stdout) if name.startswith("sitemap")]
+    assert {p.name: p.stat().st_mtime_ns for p in site.glob("sitemap*.xml")} == stamps
+    with sqlite3.connect(cache) as db:
+        again = db.execute("SELECT album_uri, sitemap, sitemap_digest FROM albums WHERE sitemap != ''").fetchall()
+    db.close()
+    assert len(again) == len(rows) and all(digest == lines_digest(lines) for _, lines, digest in again)
+    assert_clean_build(src, site, conf)
+
+
 def test_plans_are_made_only_for_the_albums_a_change_reaches_and_the_pages_it_renders(tmp_path, isolated_cache, monkeypatch):
     """A settled album's photos are not planned (process.plan.MediaPlans): their album's fingerprint
     says what their plans are made of. The changed album's photos are, and so are those the pages

@@ -134,6 +134,15 @@ class BuildCache(PageRecords, ScanCache):
         for column in ("sitemap", "sitemap_digest"):  # (see render.sitemap)
             if column not in albums:
                 db.execute(f"ALTER TABLE albums ADD COLUMN {column} TEXT")
+        if db.execute("SELECT 1 FROM meta WHERE key = 'sitemap_counts'").fetchone() is None:
+            # records from before a digest of an album's sitemap lines began with their count (see
+            # render.sitemap.lines_digest): counted once here, not in every build
+            with db:
+                db.execute(
+                    "UPDATE albums SET sitemap_digest = (length(sitemap) - length(replace(sitemap, char(10), ''))) "
+                    "|| ':' || sitemap_digest WHERE sitemap_digest IS NOT NULL AND instr(sitemap_digest, ':') = 0"
+                )
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('sitemap_counts', '1')")
         db.execute("CREATE INDEX IF NOT EXISTS outputs_by_album ON outputs (album) WHERE album IS NOT NULL")
         db.execute("CREATE INDEX IF NOT EXISTS outputs_unowned ON outputs (dest_uri) WHERE album IS NULL")  # (stale_outputs)
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
