@@ -38,7 +38,16 @@ def gallery(tmp_path):
     return src
 
 
-def test_nothing_changed_means_nothing_redone(gallery, tmp_path):
+@pytest.fixture(params=["alone", "helped"])
+def walk_helped(request, monkeypatch):
+    """Builds of a photo folder as a small one's (the walk and the look at the output in this process)
+    and as a large one's (with the workers' help: see build.PARALLEL_WALK)."""
+    if request.param == "helped":
+        monkeypatch.setattr("albumen.build.PARALLEL_WALK", 1)
+    return request.param
+
+
+def test_nothing_changed_means_nothing_redone(gallery, tmp_path, walk_helped):
     site = tmp_path / "site"
     build_site(gallery, site)
     before = snapshot(site)
@@ -55,7 +64,7 @@ def test_nothing_changed_means_nothing_redone(gallery, tmp_path):
     assert "nothing changed" not in build_site(gallery, site, "-v").stdout
 
 
-def test_files_deleted_or_changed_in_the_output_are_put_back(gallery, tmp_path):
+def test_files_deleted_or_changed_in_the_output_are_put_back(gallery, tmp_path, walk_helped):
     """With nothing changed in the photos, a rebuild checked only that index.html was there: an image
     deleted by hand from the output stayed missing (a broken image on its pages) and every later
     build said 'nothing changed'. Each file the last build wrote is now checked by its size and
@@ -1010,4 +1019,42 @@ def test_a_page_claimed_by_a_settled_album_is_not_claimed_again(tmp_path):
             assert cache.claim_pages([(first, "album.html")]) is None
             assert not cache.claim_recorded(["A"])
             assert cache.claim_pages([("a/p1/index.html", "media.html")]) is None  # (A is not settled)
+        cache.close()
+
+
+def test_the_output_looked_at_in_spans_by_workers_is_found_as_one_look_finds_it(gallery, tmp_path, isolated_cache):
+    """write.outputs_not_as_written_by: the recorded outputs in spans (BuildCache.output_spans: every row
+    once), each looked at by a worker that reads its span from the cache file itself, give what one look
+    in this process gives; a span whose task fails is looked at here."""
+    from albumen.cache import BuildCache
+    from albumen.pool import TaskFailed, WorkerPool
+    from albumen.write import outputs_not_as_written, outputs_not_as_written_by
+
+    site = tmp_path / "site"
+    build_site(gallery, site)
+    next(site.glob("a/p1/p1.thumb.*.jpg")).unlink()
+    cut = next(site.glob("b/p2/p2.900w.*.jpg"))
+    cut.write_bytes(cut.read_bytes()[:100])
+    (site / "a" / "index.html").unlink()
+    (cache_file,) = isolated_cache.rglob("cache.sqlite")
+    cache = BuildCache(cache_file.parent)
+    try:
+        alone = outputs_not_as_written(str(site), cache.output_stamps())
+        assert len(alone) == 3
+        rows = sorted(cache.output_stamps())
+
+        class Inline:
+            workers = 1
+
+            def run(self, fn, items):
+                for n, item in enumerate(items):
+                    yield item, (TaskFailed("the worker crashed") if n % 2 else fn(item))
+
+        for parts in (1, 3, 7, 1000):
+            spans = cache.output_spans(parts)
+            assert sorted(row for read, args in spans for row in read(*args)) == rows, parts
+            assert outputs_not_as_written_by(Inline(), str(site), spans) == alone, parts
+        with WorkerPool(2) as pool:
+            assert outputs_not_as_written_by(pool, str(site), cache.output_spans(8)) == alone
+    finally:
         cache.close()

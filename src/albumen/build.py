@@ -49,7 +49,7 @@ from .scan import WalkReport, check_private, password_albums, scan_source, walk_
 from .scan.arrange import is_published
 from .seal.keys import load_units
 from .tokens import marked_private, private_links
-from .write import DiskSink, outputs_not_as_written
+from .write import DiskSink, outputs_not_as_written, outputs_not_as_written_by
 from .write.extra import write_extra_outputs
 from .write.leftovers import albumen_was_here, public_leftovers, unlisted_pages
 from .write.stale import damaged_note, remove_all_temp_files, remove_stale_outputs
@@ -185,12 +185,13 @@ def _run(
     source, output = report.source, report.output
     reporter.phase("Scanning")
     walk_report = WalkReport()
-    # a large photo folder is listed with the workers' help (see walk_source), as big as the last walk found it
+    # a large photo folder (as the last walk found it) is listed, and its site looked at, with the workers' help
     walked = int(cache.get_meta("walked") or 0)
-    if walked >= PARALLEL_WALK:
+    helped = walked >= PARALLEL_WALK
+    if helped:
         pool.start()
     with _collector_paused():  # (a million files' entries: 11 full collections, 1.6 s)
-        listings = list(walk_source(str(source), config.ignore, walk_report, pool if walked >= PARALLEL_WALK else None))
+        listings = list(walk_source(str(source), config.ignore, walk_report, pool if helped else None))
     if (files := sum(len(listing.files) for listing in listings)) != walked:
         cache.set_meta("walked", str(files))
     config_path = str(loaded.path) if loaded.path else None
@@ -209,7 +210,10 @@ def _run(
     ):
         # nothing in the photo folder, the config or the theme changed: the site is as the last build
         # left it when every file it wrote is there as it wrote it (one stat each, nothing read)
-        damaged = outputs_not_as_written(str(output), cache.output_stamps())
+        damaged = (
+            outputs_not_as_written_by(pool, str(output), cache.output_spans(4 * pool.workers)) if helped
+            else outputs_not_as_written(str(output), cache.output_stamps())
+        )
         if not damaged and (output / "index.html").is_file() and restore_summary(cache.get_meta("summary"), report):
             report.unchanged = True
             # as the last build found

@@ -21,7 +21,7 @@ import hashlib
 import os
 import pickle
 import sqlite3
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
@@ -320,10 +320,21 @@ class BuildCache(PageRecords, ScanCache):
             "SELECT dest_uri, size, mtime_ns FROM outputs WHERE name = ? AND dest_uri != ? LIMIT 1", (name, other_than)
         ).fetchone()
 
-    def output_stamps(self) -> Iterator[tuple[str, int | None, int | None]]:
+    def output_stamps(self, span: tuple[int, int] | None = None) -> Iterator[tuple[str, int | None, int | None]]:
         """Every recorded output with the size and modification time it was written with (None: not
-        known), read as it is iterated."""
-        return iter(self.db.execute("SELECT dest_uri, size, mtime_ns FROM outputs"))
+        known), read as it is iterated; span: those of output_spans' span only."""
+        return _output_stamps(self.db, span)
+
+    def output_spans(self, parts: int) -> list[tuple[Callable, tuple[str, tuple[int, int]]]]:
+        """The recorded outputs cut in about `parts` spans of rows, each as a function and its arguments
+        that read its stamps in another process (output_stamps_in: the span's first and one past its last
+        row number)."""
+        low, high = self.db.execute("SELECT min(rowid), max(rowid) FROM outputs").fetchone()
+        if low is None:
+            return []
+        step = max(1, -(-(high + 1 - low) // max(1, parts)))
+        return [(output_stamps_in, (str(self.path), (start, min(start + step, high + 1)))) for start in range(low, high + 1, step)]
+
 
     def add_outputs(self, dest_uris: Iterable[str]) -> None:
         """Record paths this tool wrote (a recorded path keeps its stamp) and count them among this
@@ -393,3 +404,19 @@ class BuildCache(PageRecords, ScanCache):
     def remove_outputs(self, dest_uris: Iterable[str]) -> None:
         """Forget these outputs, and the keys of those that are pages."""
         self._transaction("DELETE FROM outputs WHERE dest_uri = ?", ((u,) for u in dest_uris), "DELETE FROM pages WHERE dest_uri = ?")
+
+
+def output_stamps_in(path: str, span: tuple[int, int]) -> Iterator[tuple[str, int | None, int | None]]:
+    """In another process: output_stamps of one span, read as iterated from the cache file at `path`
+    (a connection of its own, read only)."""
+    db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    try:
+        yield from _output_stamps(db, span)
+    finally:
+        db.close()
+
+
+def _output_stamps(db: sqlite3.Connection, span: tuple[int, int] | None) -> Iterator[tuple[str, int | None, int | None]]:
+    if span is None:
+        return iter(db.execute("SELECT dest_uri, size, mtime_ns FROM outputs"))
+    return iter(db.execute("SELECT dest_uri, size, mtime_ns FROM outputs WHERE rowid >= ? AND rowid < ?", span))

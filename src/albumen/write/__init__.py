@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..errors import BuildError
 from ..fsutil import OutsideRoot, check_inside, same_content, write_atomic, write_atomic_with, write_temp
@@ -106,6 +106,23 @@ class DiskSink:
     def copy(self, dest_uri: str, abs_src_path: str) -> bool:
         with open(abs_src_path, "rb") as f:
             return self.write(dest_uri, f.read())
+
+
+def outputs_not_as_written_by(pool, root: str, spans: list[tuple[Callable, tuple]]) -> dict[str, int | None]:
+    """outputs_not_as_written of every recorded output, the workers (pool: a pool.WorkerPool) each
+    looking at spans of them that they read from the cache themselves (spans: BuildCache.output_spans),
+    while this process waits: a rebuild with nothing changed of a million photos looks at 3 million
+    files. A span whose task fails is looked at here."""
+    damaged: dict[str, int | None] = {}
+    for (_, read, args), found in pool.run(outputs_not_as_written_in, [(root, read, args) for read, args in spans]):
+        damaged.update(found if isinstance(found, dict) else outputs_not_as_written(root, read(*args)))
+    return damaged
+
+
+def outputs_not_as_written_in(task: tuple[str, Callable, tuple]) -> dict[str, int | None]:
+    """In a worker: outputs_not_as_written under root of the stamps read(*args) gives (a span of them)."""
+    root, read, args = task
+    return outputs_not_as_written(root, read(*args))
 
 
 def outputs_not_as_written(root: str, stamps: Iterable[tuple[str, int | None, int | None]]) -> dict[str, int | None]:
