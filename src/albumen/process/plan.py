@@ -15,6 +15,8 @@ from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Mu
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from hashlib import sha256
+from itertools import compress
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -286,6 +288,8 @@ def display_geometry(width: int, height: int, sizes: tuple[int, ...]) -> list[tu
     return list(dict.fromkeys(out))
 
 
+_FRAMES = attrgetter("info.frames")
+
 def plan_site(
     gallery: Gallery, config: Config, abs_dest_root: str, abs_source_root: str, private: dict[str, str] | None = None,
     video_encoder: str | None = None, plugins=None, units: dict | None = None,
@@ -327,13 +331,15 @@ def plan_site(
     # plugins (their media kinds and filters are asked for in media order) and password albums (sealed
     # below) have every plan made now; else each is made when first asked for (see MediaPlans)
     every = plugins is not None or bool(units)
-    for uri, media in gallery.media.items():
+    everything = gallery.media.values()
+    # (else only the animations are looked at, told by their frames without a loop of Python's)
+    for media in everything if every else compress(everything, map((1).__lt__, map(_FRAMES, everything))):
         if every:
-            plan.media[uri]  # noqa: B018 (made now)
+            plan.media[media.src_uri]  # noqa: B018 (made now)
         info = media.info
         too_big = info.kind == "image" and info.frames > 1 and animation_too_big(info.frames, info.width, info.height, config)
         if too_big:
-            plan.warnings.append(f"{uri}: {too_big}: published as a still image, its first frame")
+            plan.warnings.append(f"{media.src_uri}: {too_big}: published as a still image, its first frame")
     if units:  # password albums: their files under keyed names in their own folder, and sealed
         from ..seal.plan import seal_plan
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
-from itertools import compress, count, islice
+from itertools import compress, count, groupby, islice
 from operator import attrgetter, eq, itemgetter
 from typing import Any
 
@@ -22,6 +22,10 @@ _DIGITS = re.compile(r"(\d+)")
 _EPOCH = datetime(1, 1, 1, tzinfo=UTC)
 _NAME = attrgetter("name")
 _DATE = attrgetter("date")
+_SRC = attrgetter("src_uri")
+_ALBUM = attrgetter("album_uri")
+_KIND = attrgetter("info.kind")
+_DATE_SOURCE = attrgetter("date_source")
 _SHOWN = ("image", "video")  # (an album's media: documents are apart)
 
 
@@ -121,11 +125,17 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
         if uri and album.parent_uri in kids:
             kids[album.parent_uri].append(uri)
     shown: dict[str, list[Media]] = {uri: [] for uri in albums}  # each album's photos and videos
-    for media in gallery.media.values():
-        if media.info.kind in _SHOWN:
-            shown[media.album_uri].append(media)
-        else:
-            albums[media.album_uri].documents.append(media.src_uri)
+    for uri, together in groupby(gallery.media.values(), key=_ALBUM):  # (a folder's media come together)
+        group = list(together)
+        kinds = list(map(_KIND, group))
+        if kinds.count("image") + kinds.count("video") == len(group):  # (no document: no loop of Python's)
+            shown[uri] += group
+            continue
+        for media, kind in zip(group, kinds, strict=True):
+            if kind in _SHOWN:
+                shown[uri].append(media)
+            else:
+                albums[uri].documents.append(media.src_uri)
 
     by_depth = sorted(albums, key=lambda u: u.count("/") + 1 if u else 0)
     for uri in by_depth:  # parents first: zones are inherited
@@ -142,7 +152,7 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
         album = albums[uri]
         spec = _override(album, "sort", media_sort, gallery)
         own = sort_media(shown.pop(uri), spec)
-        album.media = [m.src_uri for m in own]
+        album.media = list(map(_SRC, own))
         if album.documents:
             album.documents = [m.src_uri for m in sort_media([gallery.media[m] for m in album.documents], spec)]
         children = [albums[c] for c in kids[uri] if c in albums]
@@ -151,7 +161,7 @@ def arrange_gallery(gallery: Gallery, album_sort: str, media_sort: str) -> None:
             del albums[uri]
             continue
         linked = [c for c in children if not c.marked_private and is_published(c)]
-        kinds = [m.info.kind for m in own]
+        kinds = list(map(_KIND, own))
         album.photo_count = kinds.count("image") + sum(k.photo_count for k in linked)
         album.video_count = kinds.count("video") + sum(k.video_count for k in linked)
         album.document_count = len(album.documents) + sum(k.document_count for k in linked)
@@ -170,10 +180,14 @@ def _date_range(album: Album, own: list[Media], linked: list[Album]) -> None:
     A file's modification time (a date only with the file_dates setting) is a guess (the day it was
     copied or edited): it sorts its photo, but widens the range only of an album that has nothing better.
     """
+    when, said = list(map(_DATE, own)), list(map(_DATE_SOURCE, own))
+
     def dates(guessed: bool) -> list[datetime]:
-        return [m.date for m in own if m.date and (m.date_source == "mtime") == guessed] + [
-            d for k in linked if k.dates_guessed == guessed for d in (k.date_start, k.date_end) if d
-        ]
+        if "mtime" in said:
+            own_dates = [d for d, source in zip(when, said, strict=True) if d and (source == "mtime") == guessed]
+        else:  # (as most albums: none guessed, no loop of Python's)
+            own_dates = [] if guessed else list(filter(None, when))
+        return own_dates + [d for k in linked if k.dates_guessed == guessed for d in (k.date_start, k.date_end) if d]
 
     found = dates(guessed=False)
     guesses = [] if found else dates(guessed=True)
@@ -277,8 +291,8 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
     dated.sort(key=_DATE, reverse=True)
     undated = [m for m in items if m.date is None]
     del items
-    uris = [m.src_uri for m in dated]
-    for first, last in _equal_runs([m.date for m in dated]):  # (as sorted: side by side)
+    uris = list(map(_SRC, dated))
+    for first, last in _equal_runs(list(map(_DATE, dated))):  # (as sorted: side by side)
         uris[first:last] = [m.src_uri for m in sorted(dated[first:last], key=_by_place)]
     uris += (m.src_uri for m in sorted(undated, key=_by_place))
     return uris[:limit] if limit else uris
