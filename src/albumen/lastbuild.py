@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def fingerprint(
     listings, walk_report: WalkReport, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path,
-    more_templates: list[Path] = (), folders: dict[str, str] | None = None,
+    more_templates: list[Path] = (), folders: dict[str, str] | None = None, texts: list[bytes] | None = None,
 ) -> str:
     """Everything a build reads, by name, size and modification time: when it is unchanged, so is the site.
 
@@ -42,7 +42,8 @@ def fingerprint(
 
     folders: filled with each listed folder's own digest (scan.walk.listing_text: its files' names, sizes
     and modification times, and what the walk said of each), which the renderer's album fingerprints
-    (see render.albumkeys) and the scan's folder snapshots start from.
+    (see render.albumkeys) and the scan's folder snapshots start from. texts: each listing's
+    listing_text, when the caller made them already (while the walk waited for the workers).
     """
     h = hashlib.sha256()
     h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{VIDEOS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
@@ -52,8 +53,8 @@ def fingerprint(
         for path in sorted(folder.rglob("*")):
             st = path.stat()
             h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
-    for listing in listings:
-        data = listing_text(listing)
+    for n, listing in enumerate(listings):
+        data = texts[n] if texts is not None else listing_text(listing)
         h.update(data)
         if folders is not None:
             folders[listing.src_uri] = listing_digest(data)

@@ -205,10 +205,12 @@ def walk_source(
     _list_marks_above_links(report, listed, real_root)
 
 
-# A folder's raw listing (list_raw): its entries by name, each (name, link, mode, size, mtime_ns, error):
-# link, a symbolic link (what it leads to is looked at by the walk); else the entry's mode, size and
-# modification time (0 for one passed over: see _passed_over), or why it could not be looked at.
-RawEntry = tuple[str, bool, int, int, int, str]
+# A folder's raw listing (list_raw): its entries by name, each (name, link, mode, size, mtime_ns, error,
+# plain): link, a symbolic link (what it leads to is looked at by the walk); else the entry's mode, size
+# and modification time (0 for one passed over: see _passed_over), or why it could not be looked at;
+# plain, a file as most are (a regular file by a name the walk takes as it is: not index.md, not passed
+# over, UTF-8), listed without a look at anything else (but .nomedia's names).
+RawEntry = tuple[str, bool, int, int, int, str, bool]
 
 
 def list_raw(
@@ -225,22 +227,32 @@ def list_raw(
             name = entry.name
             try:
                 if entry.is_symlink():
-                    add((name, True, 0, 0, 0, ""))
+                    add((name, True, 0, 0, 0, "", False))
                     continue
+                index = len(name) == 8 and name.lower() == "index.md"
                 if (name.startswith(".") or (nomedia and name in nomedia) or (ignore and is_ignored(name, prefix + name, ignore))
-                        ) and not (len(name) == 8 and name.lower() == "index.md"):  # (as _passed_over, inline)
-                    add((name, False, 0, 0, 0, ""))
+                        ) and not index:  # (as _passed_over, inline)
+                    add((name, False, 0, 0, 0, "", False))
                     continue
                 st = entry.stat()
             except OSError as exc:
-                add((name, False, 0, 0, 0, exc.strerror or "cannot be read"))
+                add((name, False, 0, 0, 0, exc.strerror or "cannot be read", False))
                 continue
-            add((name, False, st.st_mode, st.st_size, st.st_mtime_ns, ""))
+            mode = st.st_mode
+            add((name, False, mode, st.st_size, st.st_mtime_ns, "", S_ISREG(mode) and not index and _utf8(name)))
         raw.sort()  # (by name: a folder's names are all different)
         return raw
     finally:
         if fd is not None:
             os.close(fd)
+
+
+def _utf8(name: str) -> bool:
+    """Whether a name is text that a URL can carry (not bytes of another encoding, escaped by os)."""
+    try:
+        return name.isascii() or bool(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        return False
 
 
 def _passed_over(name: str, prefix: str, nomedia: set[str] | None, ignore: tuple[str, ...]) -> bool:
@@ -321,20 +333,22 @@ def _list_folder(
     src_uri, abs_dir = listing.src_uri, listing.abs_path
     prefix = f"{src_uri}/" if src_uri else ""
     add = listing.files.append
-    for name, link, mode, size, mtime_ns, error in raw:  # (a million times: what most files need first)
+    for entry in raw:  # (a million times: a plain file first, with nothing made for it but its entry)
+        if entry[6] and not (nomedia and entry[0] in nomedia):
+            add(FileEntry(entry[0], abs_dir, entry[3], entry[4]))
+            continue
+        name, link, mode, size, mtime_ns, error, _ = entry
         if len(name) == 8 and name.lower() == "index.md":  # it may mark its album private: never passed over
             rel = prefix + name
             hidden = bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, rel, ignore))
-            index, found = _index_entry((name, link, mode, size, mtime_ns, error), abs_dir, rel, real_root, hidden)
+            index, found = _index_entry(entry, abs_dir, rel, real_root, hidden)
             add(index)
             if found is not None:  # an index.md linked to a private album's keeps its album private (scan.links)
                 report.links.append(found)
             continue
         if name.startswith(".") or (nomedia and name in nomedia):
             continue
-        try:
-            name.isascii() or name.encode("utf-8")
-        except UnicodeEncodeError:  # bytes that are not UTF-8 (an old zip file): no URL can carry them
+        if not _utf8(name):  # bytes that are not UTF-8 (an old zip file): no URL can carry them
             shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
             report.warnings.append(f"{src_uri + '/' if src_uri else ''}{shown}: name is not valid UTF-8; ignored (rename it)")
             continue
@@ -399,7 +413,7 @@ def _index_entry(
     saying why), and so is one that .nomedia or `ignore` hide (the scan reads it for its private mark
     only). Not readable: a link leading out of the photo folder (not followed), a broken one or a
     loop; a FIFO, a device or a folder (refused when opened: see fsutil.open_regular)."""
-    name, is_link, mode, size, mtime_ns, error = entry
+    name, is_link, mode, size, mtime_ns, error, _ = entry
     if error:
         return FileEntry(name, folder, 0, 0, hidden, error), None
     if not is_link:
