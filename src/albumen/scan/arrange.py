@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import compress, count, groupby, islice
@@ -89,11 +89,21 @@ def sort_media(items: list[Media], spec: str) -> list[Media]:
     if field != "date":
         return sort_items(items, spec, _media_sort_key)
     by_name = lambda m: natural_key(m.name)  # noqa: E731
-    dated = sorted((m for m in items if m.date is not None), key=_DATE, reverse=reverse)
+    dated, undated = _by_date(items)
+    dated.sort(key=_DATE, reverse=reverse)
     # names only among media of one date (a burst), as stream_order: not a key made for every photo
     for first, last in _equal_runs(list(map(_DATE, dated))):
         dated[first:last] = sorted(dated[first:last], key=by_name, reverse=reverse)
-    return dated + sorted((m for m in items if m.date is None), key=by_name, reverse=reverse)
+    return dated + sorted(undated, key=by_name, reverse=reverse)
+
+
+def _by_date(items: Iterable[Media]) -> tuple[list[Media], list[Media]]:
+    """(the dated, the undated) media, each in the order given (a date is never false: no loop of Python's)."""
+    items = list(items)
+    dates = list(map(_DATE, items))
+    if None not in dates:
+        return items, []
+    return list(compress(items, dates)), [m for m, date in zip(items, dates, strict=True) if date is None]
 
 
 def _equal_runs(values: list) -> Iterator[tuple[int, int]]:
@@ -287,10 +297,9 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
     """
     public = {album.src_uri for album in gallery.walk_albums(hidden=False)}
     items = [m for m in gallery.media.values() if m.album_uri in public and m.info.kind in _SHOWN]
-    dated = [m for m in items if m.date is not None]
-    dated.sort(key=_DATE, reverse=True)
-    undated = [m for m in items if m.date is None]
+    dated, undated = _by_date(items)
     del items
+    dated.sort(key=_DATE, reverse=True)
     uris = list(map(_SRC, dated))
     for first, last in _equal_runs(list(map(_DATE, dated))):  # (as sorted: side by side)
         uris[first:last] = [m.src_uri for m in sorted(dated[first:last], key=_by_place)]
