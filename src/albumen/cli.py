@@ -6,11 +6,8 @@ import atexit
 import contextlib
 import errno
 import gc
-import re
 import signal
 import sys
-import threading
-import time
 from pathlib import Path
 
 import click
@@ -18,22 +15,10 @@ import click
 from . import __version__
 from .config import CONFIG_NAME, load_config
 from .errors import AlbumenError, UsageError
-from .report import media_count, plural
+from .report import plural
+from .terminal import RichReporter, ignored_line, reporter_for, say
 
 EXIT_FAILED, EXIT_INTERRUPTED = 1, 130  # usage and config errors carry their own status (2)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: object) -> str:
-    """Text for the terminal: control characters (from file names, EXIF, sidecars) shown as \\xNN, so a
-    name cannot move the cursor, clear the screen or write to the clipboard (OSC 52)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
-
-
-def _say(text: object = "", err: bool = False) -> None:
-    click.echo(printable(text), err=err)
-
-
 @contextlib.contextmanager
 def _sigterm_as_interrupt():
     """SIGTERM (a service manager, `timeout`, a CI job cancelled) stops a build or the server as Ctrl-C
@@ -53,160 +38,8 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-class PlainReporter:
-    """Line-based log for pipes, CI and files: one line per phase that did work."""
-
-    DONE = {"Reading metadata": "read {n} new or changed file{s}", "Writing pages": "rendered {n} page{s}"}
-
-    def __init__(self, verbosity: int) -> None:
-        self.verbosity = verbosity
-        self.count = 0
-        self.kinds: dict[str, int] = {}
-        self.name = ""
-
-    def _end_phase(self) -> None:
-        if not self.count or self.verbosity < 1:
-            return
-        if self.name.startswith("Processing "):  # photos and videos, each counted as what it is
-            _say(f"processed {media_count(self.kinds.get('image', 0), self.kinds.get('video', 0))}")
-        elif self.name in self.DONE:
-            _say(self.DONE[self.name].format(n=self.count, s="" if self.count == 1 else "s"))
-
-    def phase(self, name: str, total: int | None = None) -> None:
-        self._end_phase()
-        self.name, self.count, self.kinds = name, 0, {}
-
-    def advance(self, detail: str = "", kind: str = "") -> None:
-        self.count += 1
-        self.kinds[kind] = self.kinds.get(kind, 0) + 1
-        if self.verbosity >= 2 and detail:
-            _say(f"  {detail}")
-
-    def note(self, text: str) -> None:
-        if self.verbosity >= 2:
-            _say(text)
-
-    def waiting(self, text: str) -> None:
-        _say(f"{text}…", err=True)  # even with -q: a build that waits must not look stuck
-
-    def close(self) -> None:
-        self._end_phase()
-        self.name = ""
-
-
-class RichReporter:
-    """A progress bar per phase on a terminal.
-
-    Redrawn by the build as it advances, and by a thread of its own only once the workers exist
-    (keep_redrawing): the build forks its workers only while it has a single thread (see
-    pool.can_fork), and in an incremental build they start after the progress bar has appeared."""
-
-    REDRAW_EVERY = 0.1  # seconds
-
-    def __init__(self, verbosity: int) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        self.console = Console(stderr=False)
-        self.verbosity = verbosity
-        self.progress = Progress(
-            SpinnerColumn(),
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=self.console,
-            transient=False,
-            auto_refresh=False,
-        )
-        self.task = None
-        self.drawn = 0.0
-        self.ticker: threading.Thread | None = None
-        self.stopped = threading.Event()
-        self.progress.start()
-
-    def keep_redrawing(self) -> None:
-        """Redraw ten times a second from now on (the spinner and the clock move while a long video
-        is made, or while nothing advances)."""
-        if self.ticker is None:
-            def tick() -> None:
-                while not self.stopped.wait(self.REDRAW_EVERY):
-                    self.progress.refresh()
-
-            self.ticker = threading.Thread(target=tick, name="albumen-progress", daemon=True)
-            self.ticker.start()
-
-    def _redraw(self, now: bool = False) -> None:
-        if now or time.monotonic() - self.drawn >= self.REDRAW_EVERY:
-            self.progress.refresh()
-            self.drawn = time.monotonic()
-
-    def _end_task(self) -> None:
-        """The phase that ends shows what it did; one that did nothing (a scan that found nothing new,
-        which read 'Scanning 0/0' at the end of the display) is taken off."""
-        if self.task is None:
-            return
-        task = next(t for t in self.progress.tasks if t.id == self.task)
-        if task.completed:
-            self.progress.update(self.task, total=task.completed)
-        else:
-            self.progress.remove_task(self.task)
-        self.task = None
-
-    def phase(self, name: str, total: int | None = None) -> None:
-        self._end_task()
-        self.task = self.progress.add_task(name, total=total)
-        self._redraw(now=True)
-
-    def advance(self, detail: str = "", kind: str = "") -> None:
-        if self.task is not None:
-            self.progress.advance(self.task)
-            self._redraw()
-
-    def note(self, text: str) -> None:
-        if self.verbosity >= 2:
-            self.progress.console.print(printable(text), markup=False, highlight=False)
-
-    def waiting(self, text: str) -> None:
-        _say(f"{text}…", err=True)
-
-    def close(self) -> None:
-        self._end_task()
-        self._redraw(now=True)
-        self.stopped.set()
-        if self.ticker is not None:
-            self.ticker.join()
-        self.progress.stop()
-
-
-def _ignored_line(names: list[str], verbosity: int, shown: int = 5) -> str:
-    """'ignored 2 files that are not photos or videos'; with -v their names (five, then how many more),
-    with -vv all of them."""
-    one = len(names) == 1
-    line = f"ignored {plural(len(names), 'file')} that {'is not a photo or video' if one else 'are not photos or videos'}"
-    if verbosity < 2:
-        return line
-    names = sorted(names, key=str.casefold)
-    listed = names if verbosity >= 3 or len(names) <= shown + 1 else names[:shown]
-    more = f" and {len(names) - len(listed)} more (-vv lists all)" if len(listed) < len(names) else ""
-    return f"{line}: {', '.join(listed)}{more}"
-
-
-def _reporter(verbosity: int):
-    if verbosity > 0 and sys.stdout.isatty():
-        return RichReporter(verbosity)
-    return PlainReporter(verbosity)
-
-
 def fail(exc: AlbumenError) -> None:
-    _say(f"error: {exc}", err=True)
+    say(f"error: {exc}", err=True)
     sys.exit(exc.exit_code)
 
 
@@ -291,7 +124,7 @@ def build(source, output, config_path, jobs, scheduler, strict, force, force_alb
                     source=src, output=out, jobs=jobs or 0, strict=strict, force=force,
                     force_albums=tuple(force_albums), wait=wait, scheduler=scheduler,
                 )
-                reporter = _reporter(verbosity)
+                reporter = reporter_for(verbosity)
                 if isinstance(reporter, RichReporter):
                     if pool.started:
                         reporter.keep_redrawing()
@@ -308,10 +141,10 @@ def build(source, output, config_path, jobs, scheduler, strict, force, force_alb
     except KeyboardInterrupt:
         if reporter is not None:
             reporter.close()
-        _say("interrupted: the site may be incomplete; build again to finish it", err=True)
+        say("interrupted: the site may be incomplete; build again to finish it", err=True)
         sys.exit(EXIT_INTERRUPTED)
     if strict and report.problems:
-        _say("--strict: failing because files were skipped or warnings were given", err=True)
+        say("--strict: failing because files were skipped or warnings were given", err=True)
         sys.exit(EXIT_FAILED)
 
 
@@ -355,18 +188,18 @@ def _build_each(root: Path, outroot: Path, base_url: str | None, jobs: int | Non
 
     try:
         with _sigterm_as_interrupt(), WorkerPool(jobs or 0) as pool:
-            results = build_each(root, outroot, base_url, pool, _say, lambda text: _say(text, err=True))
+            results = build_each(root, outroot, base_url, pool, say, lambda text: say(text, err=True))
     except AlbumenError as exc:
         fail(exc)
     except KeyboardInterrupt:
-        _say("interrupted: the gallery being built may be incomplete; build again to finish it", err=True)
+        say("interrupted: the gallery being built may be incomplete; build again to finish it", err=True)
         return EXIT_INTERRUPTED
     failed = [r.site.name for r in results if r.report is None]
     problems = [r.site.name for r in results if r.report is not None and r.report.problems]
     built = len(results) - len(failed)
-    _say(f"built {built} of {len(results)} galleries -> {outroot}" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    say(f"built {built} of {len(results)} galleries -> {outroot}" + (f"; failed: {', '.join(failed)}" if failed else ""))
     if strict and problems:
-        _say(f"--strict: failing because files were skipped or warnings were given in {', '.join(problems)}", err=True)
+        say(f"--strict: failing because files were skipped or warnings were given in {', '.join(problems)}", err=True)
     return EXIT_FAILED if failed or (strict and problems) else 0
 
 
@@ -392,28 +225,28 @@ def _print_report(report, verbosity: int) -> None:
     limit = None if verbosity >= 2 else 20
     shown = report.warnings if limit is None else report.warnings[:limit]
     for warning in shown:
-        _say(f"warning: {warning}", err=True)
+        say(f"warning: {warning}", err=True)
     if limit is not None and len(report.warnings) > limit:
-        _say(f"warning: … and {len(report.warnings) - limit} more warnings (use -vv to see all)", err=True)
+        say(f"warning: … and {len(report.warnings) - limit} more warnings (use -vv to see all)", err=True)
     for note in report.notes:
         if verbosity >= 1:
-            _say(f"note: {note}")
+            say(f"note: {note}")
     for skipped in report.skipped:
-        _say(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
+        say(f"skipped: {skipped.src_uri}: {skipped.reason}", err=True)
     if report.ignored and verbosity >= 1:
-        _say(_ignored_line(report.ignored, verbosity))
+        say(ignored_line(report.ignored, verbosity))
     if verbosity >= 1 and report.unchanged:
-        _say("nothing changed since the last build")
+        say("nothing changed since the last build")
     if verbosity >= 1:
         made = plural(report.derivatives_made, "derivative")
-        _say(
+        say(
             (f"made {made} of {report.processed}" if report.photos_processed + report.videos_processed else f"made {made}")
             + (f" ({report.derivatives_moved} more moved, not re-made)" if report.derivatives_moved else "")
             + "; "
             f"rendered {plural(report.pages_rendered, 'page')}, wrote {plural(report.pages_written, 'file')}; "
             f"removed {plural(report.stale_removed, 'stale file')}"
         )
-    _say(
+    say(
         f"built {plural(report.albums, 'album')}, {plural(report.photos, 'photo')}, {plural(report.videos, 'video')}, "
         f"{len(report.skipped)} skipped in {report.seconds:.1f} s -> {report.output}"
     )
@@ -460,7 +293,7 @@ def serve(source, output, config_path, host, port, open_browser, no_watch, jobs)
         with _sigterm_as_interrupt():
             status = run_serve(
                 options, builder,
-                echo=lambda text: _say(text, err=text.startswith(("warning", "rebuild failed", "build failed", "config not"))),
+                echo=lambda text: say(text, err=text.startswith(("warning", "rebuild failed", "build failed", "config not"))),
             )
     except AlbumenError as exc:
         fail(exc)
@@ -527,7 +360,7 @@ def watch(source, output, config_path, each_root, base_url, dest, jobs) -> None:
 
             options.deploy = deploy_after_build(dest)
         with _sigterm_as_interrupt():
-            status = watch_galleries(galleries, options, _say, lambda text: _say(text, err=True))
+            status = watch_galleries(galleries, options, say, lambda text: say(text, err=True))
     except AlbumenError as exc:
         fail(exc)
         return
@@ -572,13 +405,13 @@ def deploy(output: Path, dest: str, dry_run: bool, verbose: bool) -> None:
         fail(exc)
         return
     except KeyboardInterrupt:
-        _say("interrupted: deploy again to finish (what was uploaded is recorded)", err=True)
+        say("interrupted: deploy again to finish (what was uploaded is recorded)", err=True)
         sys.exit(EXIT_INTERRUPTED)
     for line in report.planned if (dry_run or verbose) else ():
-        _say(f"  {line}")
+        say(f"  {line}")
     for warning in report.warnings:
-        _say(f"warning: {warning}", err=True)
-    _say(report.line() + ("; dry run: nothing changed" if dry_run else ""))
+        say(f"warning: {warning}", err=True)
+    say(report.line() + ("; dry run: nothing changed" if dry_run else ""))
 
 
 @main.command()
@@ -616,7 +449,7 @@ def init(directory: Path, source: Path | None) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     with open(target, "x", encoding="utf-8") as f:
         f.write(text)
-    _say(f"wrote {target}: every setting with its default, commented out")
+    say(f"wrote {target}: every setting with its default, commented out")
 
 
 @main.command("import-sigal")
@@ -666,20 +499,20 @@ def import_sigal(sigal_conf: Path, toml_path: Path, force: bool, verbose: bool) 
     write_atomic(str(toml_path.absolute()), text.encode("utf-8"))
     lost = [left for left in result.left if left.lost]
     same = [left for left in result.left if not left.lost]
-    _say(f"wrote {toml_path} from {sigal_conf}: {plural(len(result.lines), 'setting')}, "
+    say(f"wrote {toml_path} from {sigal_conf}: {plural(len(result.lines), 'setting')}, "
          f"{len(result.approximate)} of them approximately; {len(lost)} not carried over"
          + (f", {len(same)} needing no setting in Albumen" if same else ""))
     for line in result.approximate:
         where = f"{line.table}.{line.key}" if line.table else line.key
-        _say(f"approximately: {where}: {line.notes[0] if line.notes else line.origin}")
+        say(f"approximately: {where}: {line.notes[0] if line.notes else line.origin}")
     for left in lost:
-        _say(f"not carried over: {left.name}{f' ({left.where})' if left.where else ''}: {left.reason}")
+        say(f"not carried over: {left.name}{f' ({left.where})' if left.where else ''}: {left.reason}")
     for left in same if verbose else []:
-        _say(f"not needed: {left.name}{f' ({left.where})' if left.where else ''}: {left.reason}")
+        say(f"not needed: {left.name}{f' ({left.where})' if left.where else ''}: {left.reason}")
     if same and not verbose:
-        _say(f"({plural(len(same), 'setting')} needing no setting in Albumen are listed in {toml_path}, or with -v)")
+        say(f"({plural(len(same), 'setting')} needing no setting in Albumen are listed in {toml_path}, or with -v)")
     config = "" if toml_path.resolve() == (Path.cwd() / CONFIG_NAME).resolve() else f" -c {toml_path}"
-    _say(f"next: albumen build{config}" + ("" if result.source is not None else " PHOTOS (the photo folder)"))
+    say(f"next: albumen build{config}" + ("" if result.source is not None else " PHOTOS (the photo folder)"))
 
 
 @main.command("set-meta")
@@ -710,13 +543,13 @@ def set_meta(path: Path, assignments: tuple[str, ...], dry_run: bool) -> None:
     try:
         edit = plan_set_meta(str(path), parse_assignments(assignments))
         for note in edit.notes:
-            _say(f"note: {note}")
+            say(f"note: {note}")
         if not edit.changed:
-            _say(f"{edit.abs_path} already says so; nothing written")
+            say(f"{edit.abs_path} already says so; nothing written")
             return
         if dry_run:
-            _say(diff(edit))
-            _say("dry run: nothing written")
+            say(diff(edit))
+            say("dry run: nothing written")
             return
         write_sidecar(edit)
     except AlbumenError as exc:
@@ -726,7 +559,7 @@ def set_meta(path: Path, assignments: tuple[str, ...], dry_run: bool) -> None:
         fail(AlbumenError(f"cannot write {exc.filename or path}: {exc.strerror or exc}; nothing was written"))
         return
     what = "wrote" if edit.old is None else "updated"
-    _say(f"{what} {edit.abs_path} (the sidecar of {edit.describes}): {', '.join(edit.changes)}")
+    say(f"{what} {edit.abs_path} (the sidecar of {edit.describes}): {', '.join(edit.changes)}")
 
 
 @main.command()
@@ -778,12 +611,12 @@ def links(source, output, config_path, rotate, each_root, base_url) -> None:
     for site in found.sites.values():
         if rotate is not None and site.name != slugify(folder):
             continue
-        _say(f"{site.name} ({site.source}):")
+        say(f"{site.name} ({site.source}):")
         with secret_namespace(site.name):
             try:
                 loaded = site.load()
             except AlbumenError as exc:
-                _say(f"error: {exc}", err=True)
+                say(f"error: {exc}", err=True)
                 continue
             _links_of(loaded, site.source, site.output, album if rotate is not None else None)
 
@@ -827,17 +660,17 @@ def _links_of(loaded, src: Path, out: Path, rotate: str | None) -> None:
             rotations = rotate_link(wanted, config.private_rotations)
         dirs = private_links(gallery, config)
         for warning in rotation_warnings(marked_private(gallery), config):
-            _say(f"warning: {warning}", err=True)
+            say(f"warning: {warning}", err=True)
     except AlbumenError as exc:
         fail(exc)
         return
     if not dirs:
-        _say("no private albums (mark one with 'private: true' in its index.md, or list it in 'private')")
+        say("no private albums (mark one with 'private: true' in its index.md, or list it in 'private')")
         return
     from .seal.keys import find_units
 
     secret = load_secret(create=False)
-    _say(f"secret: {secret.origin}")
+    say(f"secret: {secret.origin}")
     sealed = find_units(gallery, config)
     for uri, folder in dirs.items():
         album = gallery.albums[uri]
@@ -846,13 +679,13 @@ def _links_of(loaded, src: Path, out: Path, rotate: str | None) -> None:
         if uri in sealed:  # (a rotation gives it a new key too: every file is encrypted again)
             state += "  (password)"
         marker = " <- new link" if rotate is not None and uri == album_path(rotate) else ""
-        _say(f"{uri}: {link}{state}{marker}")
+        say(f"{uri}: {link}{state}{marker}")
     if rotate is not None:
-        _say(f"build again to publish the new link; the old {PRIVATE_DIR}/… folder is then removed")
+        say(f"build again to publish the new link; the old {PRIVATE_DIR}/… folder is then removed")
         # this gallery's private albums only (the local record is shared by every gallery of this machine)
         table = ", ".join(f"{_toml_string(uri)} = {rotations[uri]}" for uri in sorted(dirs) if rotations.get(uri))
         where = loaded.path or f"{CONFIG_NAME} in the folder you build from (or the file you give with -c)"
-        _say(
+        say(
             f"the rotation is recorded on this machine only ({rotations_path()}); for every machine that builds "
             f"the site (CI with ALBUMEN_SECRET too) to publish the new link, put this line in {where}, "
             f"above its first [section]:\nprivate_rotations = {{ {table} }}"
@@ -886,12 +719,12 @@ def demo(directory: Path, force: bool) -> None:
     from .demo import MARKER, write_demo
 
     if (directory / MARKER).exists() and not force:
-        _say(f"{directory} already holds the demo photos; left as they are")
+        say(f"{directory} already holds the demo photos; left as they are")
         return
     if directory.exists() and any(directory.iterdir()) and not force:
         fail(UsageError(f"{directory} is not empty", hint="choose a new folder, or pass --force (existing files are kept)"))
     count = write_demo(directory)
-    _say(f"wrote {count} demo files to {directory}")
+    say(f"wrote {count} demo files to {directory}")
 
 
 if __name__ == "__main__":  # pragma: no cover
