@@ -94,10 +94,14 @@ class PageRecords:
         self, after: str | None, limit: int, low: str = "", high: str | None = None
     ) -> list[tuple[str, str | None, str | None, str]]:
         """limit (sort key, url, album, line) rows in key order, from the first key after `after` (None:
-        from `low` on), below `high` (a settled album's lines: one row, url None)."""
+        from `low` on), below `high` (a settled album's lines: one row, url None). One bound a side, each
+        a range of the key's index (a bound in an OR, or two on one side, had SQLite read every row past
+        the range's end for the last rows of each sitemap file)."""
+        first = ("k > ?", after) if after is not None else ("k >= ?", low)
+        upper, bound = (" AND k < ?", (high,)) if high is not None else ("", ())
         return self.db.execute(
-            "SELECT k, url, album, line FROM temp.sitemap WHERE k > ? AND k >= ? AND (? IS NULL OR k < ?) ORDER BY k LIMIT ?",
-            (after if after is not None else "", low, high, high, limit),
+            f"SELECT k, url, album, line FROM temp.sitemap WHERE {first[0]}{upper} ORDER BY k LIMIT ?",  # noqa: S608
+            (first[1], *bound, limit),
         ).fetchall()
 
     def unclaim_recorded(self) -> None:
