@@ -386,15 +386,15 @@ def test_media_sorted_by_date_as_sort_items_sorts_them():
 
 
 def test_walk_through_folder_descriptors_lists_what_paths_list_and_closes_them(tmp_path, monkeypatch):
-    """walk_source lists each folder through a descriptor of it (fstatat by name: _BY_FD). It must say
+    """walk_source lists each folder through a descriptor of it (fstatat by name: listing._BY_FD). It must say
     exactly what the walk by paths says, links (to files, folders, index.md, outside, broken) and
     hidden or ignored files included; a folder it cannot open or list is a warning, the others are
     listed; and no descriptor stays open, whichever way a folder ends."""
     import errno
 
-    from albumen.scan import walk
+    from albumen.scan import listing, walk
 
-    if not walk._BY_FD:
+    if not listing._BY_FD:
         pytest.skip("this system cannot list a folder through a descriptor")
     src = tmp_path / "photos"
     (src / "2020" / "Trip" / "deep").mkdir(parents=True)
@@ -427,7 +427,7 @@ def test_walk_through_folder_descriptors_lists_what_paths_list_and_closes_them(t
         return real_scandir(path)
 
     def walked(by_fd: bool):
-        monkeypatch.setattr(walk, "_BY_FD", by_fd)
+        monkeypatch.setattr(listing, "_BY_FD", by_fd)
         report = walk.WalkReport()
         listings = [(lst.src_uri, lst.abs_path, lst.real_uri, list(lst.files))
                     for lst in walk.walk_source(str(src), ("*.tmp",), report)]
@@ -438,8 +438,8 @@ def test_walk_through_folder_descriptors_lists_what_paths_list_and_closes_them(t
     by_fd = walked(True)
     assert by_fd == by_path
     assert {entry.name for _, _, _, files in by_fd[0] for entry in files} >= {"IMG_1.jpg", "IMG_2.jpg", "link.jpg", "top.jpg"}
-    monkeypatch.setattr(walk.os, "open", refusing_open)
-    monkeypatch.setattr(walk.os, "scandir", refusing_scandir)
+    monkeypatch.setattr(listing.os, "open", refusing_open)
+    monkeypatch.setattr(listing.os, "scandir", refusing_scandir)
     listings, warnings, _ = walked(True)
     monkeypatch.undo()
     assert "Locked: cannot list folder (Permission denied)" in warnings

@@ -10,7 +10,6 @@ into a private album (see scan.links).
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
 import stat as stat_mod
@@ -20,6 +19,7 @@ from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
 from ..fsutil import NotRegularFile, open_regular
+from .listing import Prefetch, RawEntry, is_ignored, list_raw, utf8_name
 from .sidecar import decode_text
 
 if TYPE_CHECKING:
@@ -71,13 +71,6 @@ class WalkReport:
     marks: dict[str, list[FileEntry] | None] = field(default_factory=dict)
 
 
-# A folder is listed through a descriptor of it where the system can: each file is then looked at by
-# its name in that folder (fstatat), not by its whole path from the top again (a million files six
-# folders deep: 3.4 -> 3.0 s for the listing and stat calls alone).
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
-
-
 def listing_text(listing: DirListing) -> bytes:
     """Everything the walk said of one folder, as bytes: its path, where it really is, and each file's
     name, size, modification time, path (when not the folder's path + its name) and what the walk
@@ -97,10 +90,6 @@ def listing_text(listing: DirListing) -> bytes:
 def listing_digest(text: bytes) -> str:
     """A folder's own digest, of its listing_text."""
     return hashlib.blake2b(text, digest_size=16).hexdigest()
-
-
-def is_ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(rel, p) for p in patterns)
 
 
 _MAX_NOMEDIA_BYTES = 1 << 20
@@ -150,12 +139,12 @@ def walk_source(
     a link only when no path leads to it (it is hidden, ignored, or under a .nomedia folder), through
     the first met of the links that lead to it. Costs nothing more for a folder without links.
 
-    pool: workers that list folders (each sub-folder's tree, see list_tree) while this process makes the
+    pool: workers that list folders (each sub-folder's tree, see listing.list_tree) while this process makes the
     listings of those it has: given for a large photo folder (a million files: the walk 4.2 -> 2.8 s on 2
     cores), where most of the time is the system's listing and looking at each file.
     """
     report = report if report is not None else WalkReport()
-    prefetched = _Prefetch(pool, ignore) if pool is not None else None
+    prefetched = Prefetch(pool, ignore) if pool is not None else None
     real_root = os.path.realpath(root)
     seen: dict[tuple[int, int], str] = {}
     listed: set[str] = set()  # real_uri of every folder listed
@@ -205,131 +194,11 @@ def walk_source(
     _list_marks_above_links(report, listed, real_root)
 
 
-# A folder's raw listing (list_raw): its entries by name, each (name, link, mode, size, mtime_ns, error,
-# plain): link, a symbolic link (what it leads to is looked at by the walk); else the entry's mode, size
-# and modification time (0 for one passed over: see _passed_over), or why it could not be looked at;
-# plain, a file as most are (a regular file by a name the walk takes as it is: not index.md, not passed
-# over, UTF-8), listed without a look at anything else (but .nomedia's names).
-RawEntry = tuple[str, bool, int, int, int, str, bool]
-
-
-def list_raw(
-    abs_dir: str, prefix: str = "", nomedia: set[str] | None = None, ignore: tuple[str, ...] = ()
-) -> list[RawEntry]:
-    """A folder's entries (raises OSError when it cannot be listed). Listed through a descriptor of the
-    folder where the system can (see _BY_FD). Those the walk passes over by their name (see _passed_over:
-    prefix, the folder's path in the photo folder and a '/') are not looked at."""
-    fd = os.open(abs_dir, _DIR_FLAGS) if _BY_FD else None
-    try:
-        raw = []
-        add = raw.append
-        for entry in os.scandir(abs_dir if fd is None else fd):
-            name = entry.name
-            try:
-                if entry.is_symlink():
-                    add((name, True, 0, 0, 0, "", False))
-                    continue
-                index = len(name) == 8 and name.lower() == "index.md"
-                # (most names start with no dot, in a folder with no .nomedia, no `ignore`: no call made)
-                if (name.startswith(".") or nomedia or ignore) and _passed_over(name, prefix, nomedia, ignore):
-                    add((name, False, 0, 0, 0, "", False))
-                    continue
-                st = entry.stat()
-            except OSError as exc:
-                add((name, False, 0, 0, 0, exc.strerror or "cannot be read", False))
-                continue
-            mode = st.st_mode
-            add((name, False, mode, st.st_size, st.st_mtime_ns, "", S_ISREG(mode) and not index and _utf8(name)))
-        raw.sort()  # (by name: a folder's names are all different)
-        return raw
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def _utf8(name: str) -> bool:
-    """Whether a name is text that a URL can carry (not bytes of another encoding, escaped by os)."""
-    try:
-        return name.isascii() or bool(name.encode("utf-8"))
-    except UnicodeEncodeError:
-        return False
-
-
-def _passed_over(name: str, prefix: str, nomedia: set[str] | None, ignore: tuple[str, ...]) -> bool:
-    """Whether the walk leaves this entry out whatever it is, before looking at it (index.md never is)."""
-    if len(name) == 8 and name.lower() == "index.md":
-        return False
-    return name.startswith(".") or bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, prefix + name, ignore))
-
-
-def list_tree(task: tuple[str, str, tuple[str, ...]]) -> dict[str, list[RawEntry] | tuple[int, str | None]]:
-    """In a worker: the raw listing (list_raw) of a folder and of every folder below it, by path, or
-    (errno, why) for one that cannot be listed. task: (the folder's path, its path in the photo folder,
-    the ignore globs). Not below a folder the walk leaves out by its name, a link, or a folder with a
-    .nomedia (read by the walk, which lists what is below it itself)."""
-    abs_dir, src_uri, ignore = task
-    found: dict[str, list[RawEntry] | tuple[int, str | None]] = {}
-    stack = [(abs_dir, src_uri)]
-    while stack:
-        folder, uri = stack.pop()
-        prefix = f"{uri}/" if uri else ""
-        try:
-            raw = found[folder] = list_raw(folder, prefix, None, ignore)
-        except OSError as exc:
-            found[folder] = (exc.errno or 0, exc.strerror)
-            continue
-        if any(entry[0] == ".nomedia" for entry in raw):
-            continue
-        # (a folder passed over by its name was not looked at: its mode is 0)
-        stack.extend((os.path.join(folder, name), prefix + name) for name, link, mode, *_ in reversed(raw)
-                     if not link and S_ISDIR(mode))
-    return found
-
-
-class _Prefetch:
-    """Folders' raw listings made by the workers (list_tree), a tree of folders a task, taken by the walk
-    as it reaches them; it lists a folder itself when none has it (a task failed, a link, a .nomedia).
-    The tasks go in the order the walk takes them, a few at a time: few listings wait for it at once."""
-
-    def __init__(self, pool: WorkerPool, ignore: tuple[str, ...]) -> None:
-        self.pool, self.ignore = pool, ignore
-        self.started = False
-        self.results: Iterator | None = None
-        self.coming: set[str] = set()  # the folders at the top of the trees still on the way
-        self.found: dict[str, list[RawEntry] | tuple[int, str | None]] = {}
-
-    def start(self, trees: list[tuple[str, str]]) -> None:
-        """trees: (path, path in the photo folder) of each tree's top folder, in the walk's order."""
-        self.started = True
-        self.coming = {path for path, _ in trees}
-        self.results = self.pool.run(list_tree, [(path, uri, self.ignore) for path, uri in trees], ahead=2)
-
-    def take(self, abs_dir: str) -> list[RawEntry] | None:
-        """The folder's raw listing, None when the walk must list it (raises OSError when a worker could not)."""
-        while abs_dir not in self.found and abs_dir in self.coming and self.results is not None:
-            task, listed = next(self.results, (None, None))
-            if task is None:
-                break
-            self.coming.discard(task[0])
-            if isinstance(listed, dict):
-                self.found.update(listed)
-        found = self.found.pop(abs_dir, None)
-        if isinstance(found, tuple):
-            raise OSError(*found)
-        return found
-
-    def finish(self) -> None:
-        """Every task's result taken (the tasks of folders left out), so that none is left running."""
-        for _ in self.results or ():
-            pass
-        self.found.clear()
-
-
 def _list_folder(
     raw: list[RawEntry], listing: DirListing, real_uri: str, real_root: str, nomedia: set[str] | None,
     ignore: tuple[str, ...], report: WalkReport, subdirs: list, pending: list,
 ) -> None:
-    """One folder's entries (list_raw) into its listing's files, its sub-folders (subdirs) and its links
+    """One folder's entries (listing.list_raw) into its listing's files, its sub-folders (subdirs) and its links
     to folders (pending, see walk_source)."""
     src_uri, abs_dir = listing.src_uri, listing.abs_path
     prefix = f"{src_uri}/" if src_uri else ""
@@ -349,7 +218,7 @@ def _list_folder(
             continue
         if name.startswith(".") or (nomedia and name in nomedia):
             continue
-        if not _utf8(name):  # bytes that are not UTF-8 (an old zip file): no URL can carry them
+        if not utf8_name(name):  # bytes that are not UTF-8 (an old zip file): no URL can carry them
             shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
             report.warnings.append(f"{src_uri + '/' if src_uri else ''}{shown}: name is not valid UTF-8; ignored (rename it)")
             continue
