@@ -9,7 +9,7 @@ the whole chain of its neighbours.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
 
 from .views import AlbumView, MediaView
@@ -64,3 +64,16 @@ def digest(*parts: str) -> str:
     if not parts:
         return hashlib.sha256().hexdigest()[:32]
     return hashlib.sha256(("\0".join(parts) + "\0").encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def short_names(texts: Iterable[str]) -> list[str]:
+    """A short name for each text (12 hex digits of its hash), told apart when two hash alike ('-2'
+    added: never seen, but kept apart): the stream's pages and the sitemap's files are named so."""
+    names, seen = [], set()
+    for text in texts:
+        name = hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+        while name in seen:
+            name += "-2"
+        seen.add(name)
+        names.append(name)
+    return names

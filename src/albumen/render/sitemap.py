@@ -16,7 +16,6 @@ as written without its lines being read."""
 
 from __future__ import annotations
 
-import hashlib
 import html
 import re
 from collections.abc import Iterable, Iterator
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 import xxhash
 
 from .env import absolute_url
-from .keys import digest
+from .keys import digest, short_names
 
 if TYPE_CHECKING:
     from .pages import PageTask, SiteRenderer
@@ -208,15 +207,8 @@ def _ends_file(album: str | None, count: int, target: int) -> bool:
 
 def file_names(files: list[list[tuple[int, int, int]]], pieces: list[Piece]) -> list[str]:
     """Each file's name: after the album and line it starts with (a file named as another gets '-2')."""
-    names, seen = [], set()
-    for file in files:
-        album, start = (pieces[file[0][0]][0], file[0][1]) if file else (None, 0)
-        name = hashlib.blake2b(f"{album}\0{start}".encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
-        while name in seen:
-            name += "-2"
-        seen.add(name)
-        names.append(f"sitemap-{name}.xml")
-    return names
+    starts = ((pieces[file[0][0]][0], file[0][1]) if file else (None, 0) for file in files)
+    return [f"sitemap-{name}.xml" for name in short_names(f"{album}\0{start}" for album, start in starts)]
 
 
 def _file_lines(rows: SitemapRows, pieces: list[Piece], file: list[tuple[int, int, int]]) -> str:

@@ -18,7 +18,6 @@ added or removed re-rendered every stream page (167 at 10,000 photos, 1,667 at 1
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING
 import xxhash
 
 from .i18n import format_counts, format_date_range
-from .keys import Fingerprinter, digest, media_key
+from .keys import Fingerprinter, digest, media_key, short_names
 
 if TYPE_CHECKING:
     from .pages import PageTask, SiteRenderer
@@ -113,14 +112,7 @@ def chunk_ends(keys: Sequence[int], size: int) -> list[int]:
 
 def page_names(pages: list[list[str]]) -> list[str]:
     """Each page's folder name under page/ (the first page has none): a hash of its last item."""
-    names, seen = [""], set()
-    for page in pages[1:]:
-        name = hashlib.blake2b(page[-1].encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
-        while name in seen:  # (two items whose names hash alike: never seen, but kept apart)
-            name += "-2"
-        seen.add(name)
-        names.append(name)
-    return names
+    return ["", *short_names(page[-1] for page in pages[1:])]
 
 
 def stream_tasks(renderer: SiteRenderer, order: list[str]) -> Iterator[PageTask]:
