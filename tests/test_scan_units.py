@@ -450,11 +450,19 @@ def test_walk_through_folder_descriptors_lists_what_paths_list_and_closes_them(t
         assert len(os.listdir("/proc/self/fd")) == fds
 
 
-def _walked(src, ignore=(), pool=None):
-    from albumen.scan.walk import WalkReport, walk_source
+def _walked(src, ignore=(), pool=None, packed=None):
+    """What the walk says of each folder: its text (listing_text, before and after its files are all made
+    into entries), every file, its count; packed: told how many folders came as a worker's text."""
+    from albumen.scan.walk import WalkReport, listing_text, walk_source
 
     report = WalkReport()
-    listings = [(lst.src_uri, lst.abs_path, lst.real_uri, list(lst.files)) for lst in walk_source(str(src), ignore, report, pool)]
+    listings = []
+    for lst in walk_source(str(src), ignore, report, pool):
+        text, count = listing_text(lst), lst.file_count()
+        if packed is not None and lst.runs is not None:
+            packed.append(lst.src_uri)
+        listings.append((lst.src_uri, lst.abs_path, lst.real_uri, list(lst.all_files()), text, listing_text(lst), count))
+        assert text == listings[-1][5] and count == len(lst.files) and lst.runs is None
     links = [(k.src_uri, k.real_uri, k.folder, k.walked_as) for k in report.links]
     return listings, report.warnings, links, report.marks
 
@@ -506,7 +514,10 @@ def test_walk_with_the_workers_listing_folders_lists_what_the_walk_alone_lists(t
     assert {uri for uri, *_ in alone[0]} >= {"2001/2001-01 Event", "2006/Partly/Other", "2006/Link to hidden"}
     assert not {"2003/.git", "2004/skipped", "2005/Hidden", "2006/Partly/Sub"} & {uri for uri, *_ in alone[0]}
     with WorkerPool(2) as pool:
-        assert _walked(src, ignore, pool) == alone
+        packed: list[str] = []
+        assert _walked(src, ignore, pool, packed) == alone
+        # the workers' folders came as text (listing.Packed), but those with a .nomedia
+        assert "2002/2002-01 Event" in packed and "2006/Partly" not in packed and "2003" in packed  # (2001: the walk's own)
         assert _walked(src, ignore, pool) == alone  # (the same pool again: nothing left of the last walk)
 
     class Inline:

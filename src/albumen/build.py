@@ -197,7 +197,7 @@ def _run(
         for listing in walk_source(str(source), config.ignore, walk_report, pool if helped else None):
             listings.append(listing)
             texts.append(listing_text(listing))
-    if (files := sum(len(listing.files) for listing in listings)) != walked:
+    if (files := sum(listing.file_count() for listing in listings)) != walked:
         cache.set_meta("walked", str(files))
     config_path = str(loaded.path) if loaded.path else None
     private = check_private(listings, str(source), config.private, config_path)  # before anything is read or written

@@ -122,10 +122,10 @@ def scan_source(
                 kept[listing.src_uri] = found
                 # its files' entries go as its media come (a million photos' entries were ~300 MB held
                 # beside every snapshot's media); their records stay (see forget_missing)
-                listing.files = []
+                listing.drop_files()
                 continue
         prefix = f"{listing.src_uri}/" if listing.src_uri else ""
-        for entry in listing.files:
+        for entry in listing.all_files():
             if entry.name.lower().endswith(".md"):
                 continue
             src_uri = prefix + entry.name
@@ -187,7 +187,8 @@ def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
     """A folder's album as its index.md describes it (title, description, date, private mark). Every
     folder's is read before any photo, so that what is private is known first (scan.links)."""
     prefix = f"{listing.src_uri}/" if listing.src_uri else ""
-    # (the length first: a million files, ~0.2 s of lower() calls)
+    # (the length first: a million files, ~0.2 s of lower() calls; an index.md is never a plain file, which
+    # a listing may hold as text: see DirListing)
     sidecars = {e.name: e for e in listing.files if len(e.name) == 8 and e.name.lower() == "index.md"}
     folder_name = listing.src_uri.rpartition("/")[2]
     album = Album(src_uri=listing.src_uri, name=folder_name, title=folder_name)

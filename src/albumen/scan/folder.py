@@ -35,7 +35,7 @@ def _scan_folder(
     sidecars: dict[str, FileEntry] = {}
     records: list[tuple[FileEntry, FileRecord]] = []
     captions: list[str] = []
-    for entry in listing.files:
+    for entry in listing.all_files():
         lower = entry.name.lower()
         if lower.endswith(".md"):
             if lower != "index.md":  # (the album's: _read_album)

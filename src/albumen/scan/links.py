@@ -127,7 +127,7 @@ def drop_private_links(
             continue
         names = files.get(listing.src_uri)
         if names:
-            listing.files = [entry for entry in listing.files if entry.name not in names]
+            listing.files = [entry for entry in listing.all_files() if entry.name not in names]
         kept.append(listing)
     return kept
 

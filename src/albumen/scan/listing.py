@@ -7,6 +7,7 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,35 @@ def list_raw(
             os.close(fd)
 
 
+@dataclass(slots=True)
+class Packed:
+    """A folder's raw listing as a worker sends it (pack): its plain files as the text that the walk's
+    listing_text makes of each (runs: those before each of the other entries, and those after the last),
+    the other entries as they are. The walk makes no entry of a plain file, and the folder's text is
+    these runs with what it says of the others between them: an unchanged folder's files (most of a
+    library's) are taken from its snapshot, and were made into a million entries only to be let go
+    (~1.5 s of the build process at a million photos, and ~230 MB)."""
+
+    others: list[RawEntry]
+    runs: list[bytes]  # len(others) + 1
+    plain: int  # plain files in the runs
+
+
+def pack(raw: list[RawEntry]) -> Packed:
+    others: list[RawEntry] = []
+    runs: list[bytes] = []
+    run: list[str] = []
+    for entry in raw:
+        if entry[6]:
+            run.append(f"{entry[0]}\0{entry[3]}\0{entry[4]}\0")
+        else:
+            runs.append("".join(run).encode("utf-8", "surrogateescape"))
+            run = []
+            others.append(entry)
+    runs.append("".join(run).encode("utf-8", "surrogateescape"))
+    return Packed(others, runs, len(raw) - len(others))
+
+
 def utf8_name(name: str) -> bool:
     """Whether a name is text that a URL can carry (not bytes of another encoding, escaped by os)."""
     try:
@@ -82,24 +112,27 @@ def _passed_over(name: str, prefix: str, nomedia: set[str] | None, ignore: tuple
     return name.startswith(".") or bool(nomedia and name in nomedia) or bool(ignore and is_ignored(name, prefix + name, ignore))
 
 
-def list_tree(task: tuple[str, str, tuple[str, ...]]) -> dict[str, list[RawEntry] | tuple[int, str | None]]:
-    """In a worker: the raw listing (list_raw) of a folder and of every folder below it, by path, or
-    (errno, why) for one that cannot be listed. task: (the folder's path, its path in the photo folder,
+def list_tree(task: tuple[str, str, tuple[str, ...]]) -> dict[str, Packed | list[RawEntry] | tuple[int, str | None]]:
+    """In a worker: the raw listing (list_raw) of a folder and of every folder below it, by path, packed
+    (see Packed) but for a folder with a .nomedia (whose names the walk leaves out), or (errno, why) for
+    one that cannot be listed. task: (the folder's path, its path in the photo folder,
     the ignore globs). Not below a folder the walk leaves out by its name, a link, or a folder with a
     .nomedia (read by the walk, which lists what is below it itself)."""
     abs_dir, src_uri, ignore = task
-    found: dict[str, list[RawEntry] | tuple[int, str | None]] = {}
+    found: dict[str, Packed | list[RawEntry] | tuple[int, str | None]] = {}
     stack = [(abs_dir, src_uri)]
     while stack:
         folder, uri = stack.pop()
         prefix = f"{uri}/" if uri else ""
         try:
-            raw = found[folder] = list_raw(folder, prefix, None, ignore)
+            raw = list_raw(folder, prefix, None, ignore)
         except OSError as exc:
             found[folder] = (exc.errno or 0, exc.strerror)
             continue
         if any(entry[0] == ".nomedia" for entry in raw):
+            found[folder] = raw
             continue
+        found[folder] = pack(raw)
         # (a folder passed over by its name was not looked at: its mode is 0)
         stack.extend((os.path.join(folder, name), prefix + name) for name, link, mode, *_ in reversed(raw)
                      if not link and S_ISDIR(mode))
@@ -116,7 +149,7 @@ class Prefetch:
         self.started = False
         self.results: Iterator | None = None
         self.coming: set[str] = set()  # the folders at the top of the trees still on the way
-        self.found: dict[str, list[RawEntry] | tuple[int, str | None]] = {}
+        self.found: dict[str, Packed | list[RawEntry] | tuple[int, str | None]] = {}
 
     def start(self, trees: list[tuple[str, str]]) -> None:
         """trees: (path, path in the photo folder) of each tree's top folder, in the walk's order."""
@@ -124,7 +157,7 @@ class Prefetch:
         self.coming = {path for path, _ in trees}
         self.results = self.pool.run(list_tree, [(path, uri, self.ignore) for path, uri in trees], ahead=2)
 
-    def take(self, abs_dir: str) -> list[RawEntry] | None:
+    def take(self, abs_dir: str) -> Packed | list[RawEntry] | None:
         """The folder's raw listing, None when the walk must list it (raises OSError when a worker could not)."""
         while abs_dir not in self.found and abs_dir in self.coming and self.results is not None:
             task, listed = next(self.results, (None, None))

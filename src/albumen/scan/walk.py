@@ -15,11 +15,12 @@ import os
 import stat as stat_mod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
 from ..fsutil import NotRegularFile, open_regular
-from .listing import Prefetch, RawEntry, is_ignored, list_raw, utf8_name
+from .listing import Packed, Prefetch, RawEntry, is_ignored, list_raw, utf8_name
 from .sidecar import decode_text
 
 if TYPE_CHECKING:
@@ -47,8 +48,32 @@ class FileEntry:
 class DirListing:
     src_uri: str  # '' for the root
     abs_path: str
+    # its files, in the order of their names; while `runs` holds its plain files (those a worker listed
+    # and sent as text: see listing.Packed), only the others (index.md, links...), runs[i] coming before
+    # files[i]: all_files() makes every entry
     files: list[FileEntry] = field(default_factory=list)
     real_uri: str = ""  # where the folder is in the photo folder: src_uri, unless reached through a link
+    runs: list[bytes] | None = None
+    plain: int = 0  # files in the runs
+
+    def all_files(self) -> list[FileEntry]:
+        """Every file listed, in the order of their names (the plain files' entries made now, once)."""
+        if self.runs is not None:
+            made: list[FileEntry] = []
+            for n, run in enumerate(self.runs):
+                if run:
+                    parts = run.decode("utf-8", "surrogateescape").split("\0")  # name, size, time, ..., ''
+                    made += map(FileEntry, parts[0:-1:3], repeat(self.abs_path), map(int, parts[1::3]), map(int, parts[2::3]))
+                if n < len(self.files):
+                    made.append(self.files[n])
+            self.files, self.runs, self.plain = made, None, 0
+        return self.files
+
+    def file_count(self) -> int:
+        return len(self.files) + self.plain
+
+    def drop_files(self) -> None:
+        self.files, self.runs, self.plain = [], None, 0
 
 
 @dataclass(slots=True)
@@ -79,12 +104,19 @@ def listing_text(listing: DirListing) -> bytes:
     folder = listing.abs_path
     # (a file as most are, listed in its folder: three fields; one that is not says more, with its
     # path, which has a '/' that neither a name nor a number has)
-    text = f"D{listing.src_uri}\0{folder}\0{listing.real_uri}\0" + "".join([
+    pieces = [
         f"{e.name}\0{e.size}\0{e.mtime_ns}\0" if not (e.hidden or e.refused) and e.folder == folder
         else f"{e.name}\0{e.size}\0{e.mtime_ns}\0{e.hidden:d}{e.refused}\0{e.abs_path}\0"
         for e in listing.files
-    ])
-    return text.encode("utf-8", "surrogateescape")
+    ]
+    head = f"D{listing.src_uri}\0{folder}\0{listing.real_uri}\0"
+    if listing.runs is None:
+        return (head + "".join(pieces)).encode("utf-8", "surrogateescape")
+    # the plain files' text as the worker made it (listing.Packed), the others' between: the same bytes
+    parts = [head.encode("utf-8", "surrogateescape"), listing.runs[0]]
+    for piece, run in zip(pieces, listing.runs[1:], strict=True):
+        parts += (piece.encode("utf-8", "surrogateescape"), run)
+    return b"".join(parts)
 
 
 def listing_digest(text: bytes) -> str:
@@ -176,7 +208,7 @@ def walk_source(
         prefix = f"{src_uri}/" if src_uri else ""
         try:
             raw = prefetched.take(abs_dir) if prefetched is not None else None
-            if raw is None:
+            if raw is None or (nomedia is not None and isinstance(raw, Packed)):  # (a .nomedia made since)
                 raw = list_raw(abs_dir, prefix, nomedia, ignore)
         except OSError as exc:
             report.warnings.append(f"{src_uri or '.'}: cannot list folder ({exc.strerror})")
@@ -195,11 +227,29 @@ def walk_source(
 
 
 def _list_folder(
+    raw: Packed | list[RawEntry], listing: DirListing, real_uri: str, real_root: str, nomedia: set[str] | None,
+    ignore: tuple[str, ...], report: WalkReport, subdirs: list, pending: list,
+) -> None:
+    """One folder's entries (listing.list_raw, or as a worker packed them) into its listing's files, its
+    sub-folders (subdirs) and its links to folders (pending, see walk_source)."""
+    if isinstance(raw, Packed):  # the plain files stay text: each other entry listed, between its runs
+        runs = [[raw.runs[0]]]
+        for entry, run in zip(raw.others, raw.runs[1:], strict=True):
+            before = len(listing.files)
+            _list_entries([entry], listing, real_uri, real_root, nomedia, ignore, report, subdirs, pending)
+            if len(listing.files) == before:
+                runs[-1].append(run)  # (nothing listed of it: the runs on each side are one)
+            else:
+                runs.append([run])
+        listing.runs, listing.plain = [b"".join(run) for run in runs], raw.plain
+        return
+    _list_entries(raw, listing, real_uri, real_root, nomedia, ignore, report, subdirs, pending)
+
+
+def _list_entries(
     raw: list[RawEntry], listing: DirListing, real_uri: str, real_root: str, nomedia: set[str] | None,
     ignore: tuple[str, ...], report: WalkReport, subdirs: list, pending: list,
 ) -> None:
-    """One folder's entries (listing.list_raw) into its listing's files, its sub-folders (subdirs) and its links
-    to folders (pending, see walk_source)."""
     src_uri, abs_dir = listing.src_uri, listing.abs_path
     prefix = f"{src_uri}/" if src_uri else ""
     add = listing.files.append
