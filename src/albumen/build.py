@@ -47,7 +47,7 @@ from .render.writer import EarlyPages, PageWriter, make_renderer, render_pages
 from .report import BuildReport, QuietReporter, Reporter, plural, some
 from .scan import WalkReport, check_private, password_albums, scan_source, walk_source
 from .scan.arrange import is_published
-from .scan.walk import DirListing, listing_text
+from .scan.walk import DirListing, listing_digest, listing_text
 from .seal.keys import load_units
 from .tokens import marked_private, private_links
 from .write import DiskSink, outputs_not_as_written, outputs_not_as_written_by
@@ -192,11 +192,13 @@ def _run(
     if helped:
         pool.start()
     listings: list[DirListing] = []
-    texts: list[bytes] = []  # each listing's text for the fingerprint, made while the walk waits for the workers
+    # each folder's digest for the fingerprint, made while the walk waits for the workers (their texts,
+    # ~45 bytes a file, are not held)
+    digests: list[str] = []
     with _collector_paused():  # (a million files' entries: 11 full collections, 1.6 s)
         for listing in walk_source(str(source), config.ignore, walk_report, pool if helped else None):
             listings.append(listing)
-            texts.append(listing_text(listing))
+            digests.append(listing_digest(listing_text(listing)))
     if (files := sum(listing.file_count() for listing in listings)) != walked:
         cache.set_meta("walked", str(files))
     config_path = str(loaded.path) if loaded.path else None
@@ -205,8 +207,8 @@ def _run(
     forget_resolved()  # see fsutil.check_inside: the output's folders as they are now
     plugins = _plugins(config)  # each stage calls the hooks of the work it owns
     folders: dict[str, str] = {}  # each folder's own digest: album fingerprints start from it (render.albumkeys)
-    read = fingerprint(listings, walk_report, loaded, theme, source, output, template_dirs(plugins), folders, texts)
-    del texts
+    read = fingerprint(listings, walk_report, loaded, theme, source, output, template_dirs(plugins), folders, digests)
+    del digests
     damaged: dict[str, int | None] = {}  # the last build's files missing or changed since -> the size written
     if (
         not options.force

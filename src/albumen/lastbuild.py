@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def fingerprint(
     listings, walk_report: WalkReport, loaded: LoadedConfig, theme: Path | None, source: Path, output: Path,
-    more_templates: list[Path] = (), folders: dict[str, str] | None = None, texts: list[bytes] | None = None,
+    more_templates: list[Path] = (), folders: dict[str, str] | None = None, digests: list[str] | None = None,
 ) -> str:
     """Everything a build reads, by name, size and modification time: when it is unchanged, so is the site.
 
@@ -42,8 +42,8 @@ def fingerprint(
 
     folders: filled with each listed folder's own digest (scan.walk.listing_text: its files' names, sizes
     and modification times, and what the walk said of each), which the renderer's album fingerprints
-    (see render.albumkeys) and the scan's folder snapshots start from. texts: each listing's
-    listing_text, when the caller made them already (while the walk waited for the workers).
+    (see render.albumkeys) and the scan's folder snapshots start from. digests: those digests, when the
+    caller made them already (while the walk waited for the workers).
     """
     h = hashlib.sha256()
     h.update(f"{__version__}\0{PROCESSING_VERSION}\0{STILLS_VERSION}\0{VIDEOS_VERSION}\0{source}\0{output}\0{loaded.config!r}\0".encode())
@@ -54,10 +54,10 @@ def fingerprint(
             st = path.stat()
             h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode("utf-8", "surrogateescape"))
     for n, listing in enumerate(listings):
-        data = texts[n] if texts is not None else listing_text(listing)
-        h.update(data)
+        digest = digests[n] if digests is not None else listing_digest(listing_text(listing))
+        h.update(f"{digest}\0".encode())
         if folders is not None:
-            folders[listing.src_uri] = listing_digest(data)
+            folders[listing.src_uri] = digest
     for link in walk_report.links:
         h.update(f"L{link.src_uri}\0{link.real_uri}\0{link.walked_as}\0".encode("utf-8", "surrogateescape"))
     for folder, entries in walk_report.marks.items():
