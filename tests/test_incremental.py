@@ -677,15 +677,17 @@ def test_unchanged_folders_are_taken_from_their_snapshots(gallery, tmp_path, mon
     assert [page for page in changed_pages if not page.startswith(("a/", "stream/"))] == []  # B: the same album
 
 
-def test_snapshot_media_read_their_embedded_metadata_when_first_asked(tmp_path):
-    """A folder's media taken from its snapshot share one model.LazyEmbedded, read only when a media's
-    embedded metadata is first asked for: then each media is the one the scan made (equal, dates and
-    cameras included), and pickles as it."""
+@pytest.mark.parametrize("asked", ["embedded", "size", "mtime_ns", "content_hash"])
+def test_snapshot_media_read_their_embedded_metadata_when_first_asked(tmp_path, asked):
+    """A folder's media taken from its snapshot share one model.LazyFacts, read only when a media's
+    embedded metadata, size, time or hash is first asked for, and hold no name of their own (the end of
+    their path): then each media is the one the scan made (equal, dates, cameras, hashes included), and
+    pickles as it."""
     import gc
     import pickle
 
     from albumen.config import Config
-    from albumen.model import LazyEmbedded
+    from albumen.model import LazyFacts
     from albumen.scan import scan_source, snapshots
 
     for i, (model, day) in enumerate([("Alpha", "01"), ("Beta", "02"), ("Alpha", "03")]):
@@ -693,11 +695,17 @@ def test_snapshot_media_read_their_embedded_metadata_when_first_asked(tmp_path):
     made = sorted(scan_source(str(tmp_path), Config()).media.values(), key=lambda m: m.name)
     assert [m.embedded.camera.model for m in made] == ["Alpha", "Beta", "Alpha"]
     loaded = snapshots.load(snapshots.dump(snapshots.FolderScan(made, [], [], [])))
-    lazy = {id(ref): ref for m in loaded.media for ref in gc.get_referents(m) if type(ref) is LazyEmbedded}
+    lazy = {id(ref): ref for m in loaded.media for ref in gc.get_referents(m) if type(ref) is LazyFacts}
     assert len(lazy) == 1 and next(iter(lazy.values())).by_name is None  # one for the folder, not read yet
-    first = loaded.media[1].embedded
-    assert next(iter(lazy.values())).by_name is not None and loaded.media[1].embedded is first  # read once
+    held = {ref for m in loaded.media for ref in gc.get_referents(m) if isinstance(ref, (str, int))}
+    own = {m.name for m in made} | {m.content_hash for m in made} | {m.size for m in made} | {m.mtime_ns for m in made}
+    assert not held & own  # (none of their own: no object a photo for them)
+    first = getattr(loaded.media[1], asked)
+    assert next(iter(lazy.values())).by_name is not None and getattr(loaded.media[1], asked) is first  # read once
+    assert first == getattr(made[1], asked) and loaded.media[1].name == "p1.jpg"
     assert loaded.media == made and [m.embedded.date for m in loaded.media] == [m.embedded.date for m in made]
+    assert [(m.name, m.size, m.mtime_ns, m.content_hash) for m in loaded.media] == \
+        [(m.name, m.size, m.mtime_ns, m.content_hash) for m in made]
     again = snapshots.load(snapshots.dump(snapshots.FolderScan(made, [], [], [])))
     assert pickle.loads(pickle.dumps(again.media)) == made  # (not read before: pickled as read)
 

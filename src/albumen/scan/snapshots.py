@@ -24,12 +24,13 @@ import xxhash
 
 from .. import __version__
 from ..fsutil import files_digest
-from ..model import LazyEmbedded, Media, Skipped
+from ..model import LAZY_FIELDS, LazyFacts, Media, Skipped
 from .dates import local_zone_name
 from .walk import DirListing, listing_digest, listing_text
 
-# 1: media as rows of field values (see dump); 2: their embedded metadata in one piece a folder
-SNAPSHOT_VERSION = 2
+# 1: media as rows of field values (see dump); 2: their embedded metadata in one piece a folder; 3: their
+# names, sizes, times and hashes in that piece too
+SNAPSHOT_VERSION = 3
 _MEDIA_FIELDS = tuple(f.name for f in fields(Media))
 _SHARED = {"info", "date_source"}  # hashable and often alike (see dump): "exif" once a folder, not a photo (53 MB a million)
 
@@ -72,14 +73,17 @@ def dump(scan: FolderScan) -> bytes:
     """The folder's findings, pickled. Media alike share their facts (the photos of one camera and size
     have the same MediaInfo): each distinct one is pickled once, so that loading makes one object of it
     for the folder, not one a photo (~130 bytes each: 130 MB at a million photos). Their embedded
-    metadata (different for each photo: its date) is pickled apart, one piece for the folder, read
-    only when one of them is asked for (see model.LazyEmbedded)."""
+    metadata (different for each photo: its date), sizes, times and content hashes are pickled apart,
+    one piece for the folder, read only when one of them is asked for, and their names are left out
+    (see model.LazyFacts)."""
     shared: dict = {}
-    embedded = LazyEmbedded(pickle.dumps(
-        {m.name: shared.setdefault(m.embedded, m.embedded) for m in scan.media}, protocol=pickle.HIGHEST_PROTOCOL
+    facts = LazyFacts(pickle.dumps(
+        {m.name: (shared.setdefault(m.embedded, m.embedded), m.size, m.mtime_ns, m.content_hash) for m in scan.media},
+        protocol=pickle.HIGHEST_PROTOCOL,
     ))
     rows = [
-        tuple(embedded if name == "embedded" else shared.setdefault(value, value) if name in _SHARED else value
+        tuple(facts if name in LAZY_FIELDS else None if name == "name" else shared.setdefault(value, value)
+              if name in _SHARED else value
               for name, value in zip(_MEDIA_FIELDS, (getattr(m, name) for name in _MEDIA_FIELDS), strict=True))
         for m in scan.media
     ]
