@@ -6,6 +6,7 @@ Albums refer to their children and media by key, never by object.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
@@ -220,7 +221,8 @@ class LazyFacts:
     place of those four, and no name (it is the end of its path): a rebuild after one change asks for few
     (the plans and pages it makes). Making them all was most of reading the snapshots back (one object
     a photo for its metadata: 0.2 of 0.26 s at 100,000 photos), and the four objects a photo its name,
-    size, time and hash were ~210 bytes (~200 MB at a million photos)."""
+    size, time and hash were ~210 bytes (~200 MB at a million photos). The piece is compressed (zlib,
+    fastest: ~115 -> ~40 bytes a photo held, 1.2 us a photo to compress, 0.4 to read back)."""
 
     __slots__ = ("blob", "by_name")
 
@@ -235,7 +237,7 @@ class LazyFacts:
         if self.by_name is None:
             import pickle
 
-            self.by_name = pickle.loads(self.blob)  # noqa: S301 - the build cache's own snapshot
+            self.by_name = pickle.loads(zlib.decompress(self.blob))  # noqa: S301 - the build cache's own snapshot
         return self.by_name[name]
 
 

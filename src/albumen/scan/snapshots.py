@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import pickle
+import zlib
 from dataclasses import dataclass, fields
 
 import xxhash
@@ -29,8 +30,8 @@ from .dates import local_zone_name
 from .walk import DirListing, listing_digest, listing_text
 
 # 1: media as rows of field values (see dump); 2: their embedded metadata in one piece a folder; 3: their
-# names, sizes, times and hashes in that piece too
-SNAPSHOT_VERSION = 3
+# names, sizes, times and hashes in that piece too; 4: the piece compressed
+SNAPSHOT_VERSION = 4
 _MEDIA_FIELDS = tuple(f.name for f in fields(Media))
 _SHARED = {"info", "date_source"}  # hashable and often alike (see dump): "exif" once a folder, not a photo (53 MB a million)
 
@@ -77,10 +78,10 @@ def dump(scan: FolderScan) -> bytes:
     one piece for the folder, read only when one of them is asked for, and their names are left out
     (see model.LazyFacts)."""
     shared: dict = {}
-    facts = LazyFacts(pickle.dumps(
+    facts = LazyFacts(zlib.compress(pickle.dumps(
         {m.name: (shared.setdefault(m.embedded, m.embedded), m.size, m.mtime_ns, m.content_hash) for m in scan.media},
         protocol=pickle.HIGHEST_PROTOCOL,
-    ))
+    ), 1))
     rows = [
         tuple(facts if name in LAZY_FIELDS else None if name == "name" else shared.setdefault(value, value)
               if name in _SHARED else value
