@@ -677,7 +677,7 @@ def test_unchanged_folders_are_taken_from_their_snapshots(gallery, tmp_path, mon
     assert [page for page in changed_pages if not page.startswith(("a/", "stream/"))] == []  # B: the same album
 
 
-@pytest.mark.parametrize("asked", ["embedded", "size", "mtime_ns", "content_hash"])
+@pytest.mark.parametrize("asked", ["embedded", "size", "mtime_ns", "content_hash", "tags", "sidecar"])
 def test_snapshot_media_read_their_embedded_metadata_when_first_asked(tmp_path, asked):
     """A folder's media taken from its snapshot share one model.LazyFacts, read only when a media's
     embedded metadata, size, time or hash is first asked for, and hold no name of their own (the end of
@@ -686,6 +686,7 @@ def test_snapshot_media_read_their_embedded_metadata_when_first_asked(tmp_path, 
     import gc
     import pickle
 
+    from albumen import model as albumen_model
     from albumen.config import Config
     from albumen.model import LazyFacts
     from albumen.scan import scan_source, snapshots
@@ -696,18 +697,35 @@ def test_snapshot_media_read_their_embedded_metadata_when_first_asked(tmp_path, 
     assert [m.embedded.camera.model for m in made] == ["Alpha", "Beta", "Alpha"]
     loaded = snapshots.load(snapshots.dump(snapshots.FolderScan(made, [], [], [])))
     lazy = {id(ref): ref for m in loaded.media for ref in gc.get_referents(m) if type(ref) is LazyFacts}
-    assert len(lazy) == 1 and next(iter(lazy.values())).by_name is None  # one for the folder, not read yet
+    facts = next(iter(lazy.values()))
+    assert len(lazy) == 1 and facts not in albumen_model._READ  # one for the folder, not read yet
     held = {ref for m in loaded.media for ref in gc.get_referents(m) if isinstance(ref, (str, int))}
     own = {m.name for m in made} | {m.content_hash for m in made} | {m.size for m in made} | {m.mtime_ns for m in made}
     assert not held & own  # (none of their own: no object a photo for them)
     first = getattr(loaded.media[1], asked)
-    assert next(iter(lazy.values())).by_name is not None and getattr(loaded.media[1], asked) is first  # read once
+    assert facts in albumen_model._READ and getattr(loaded.media[1], asked) is first  # read once
     assert first == getattr(made[1], asked) and loaded.media[1].name == "p1.jpg"
     assert loaded.media == made and [m.embedded.date for m in loaded.media] == [m.embedded.date for m in made]
     assert [(m.name, m.size, m.mtime_ns, m.content_hash) for m in loaded.media] == \
         [(m.name, m.size, m.mtime_ns, m.content_hash) for m in made]
     again = snapshots.load(snapshots.dump(snapshots.FolderScan(made, [], [], [])))
     assert pickle.loads(pickle.dumps(again.media)) == made  # (not read before: pickled as read)
+
+
+def test_snapshot_facts_read_are_kept_for_a_few_folders_only():
+    """model.LazyFacts keeps the pieces of the last folders read (_KEPT_READ): a build that shows one photo
+    of each of thousands of folders (a year's album cards) must not keep them all; one read again after
+    it was let go gives the same values."""
+    import pickle
+    import zlib
+
+    from albumen import model as albumen_model
+    from albumen.model import LazyFacts
+
+    folders = [LazyFacts(zlib.compress(pickle.dumps({f"p{i}.jpg": (i, n, "h", None)}))) for n, i in enumerate(range(40))]
+    assert [facts.of(f"p{i}.jpg") for i, facts in enumerate(folders)] == [(i, i, "h", None) for i in range(40)]
+    assert len(albumen_model._READ) == albumen_model._KEPT_READ and folders[0] not in albumen_model._READ
+    assert folders[0].of("p0.jpg") == (0, 0, "h", None) and folders[-1] in albumen_model._READ
 
 
 def test_placeholders_of_photos_gone_are_forgotten_once_they_add_up(tmp_path, monkeypatch, isolated_cache):

@@ -78,29 +78,65 @@ class Sidecar:
     body_html: str = ""
 
 
-@dataclass(slots=True)
+# A media's fields that the passes over every photo of a library do not read (see Media): kept apart,
+# in the order LazyFacts.of gives them
+REST_FIELDS = ("size", "mtime_ns", "content_hash", "embedded", "sidecar", "paired", "tracks", "alt", "tags", "author",
+               "location")
+# every field of a media, in the order Media() takes them
+MEDIA_FIELDS = ("src_uri", "album_uri", "name", "size", "mtime_ns", "content_hash", "info", "embedded", "sidecar", "paired",
+                "tracks", "title", "description_html", "alt", "date", "date_source", "tags", "author", "location")
+
+
+class MediaRest:
+    """A media's fields that few passes read (REST_FIELDS), in one object of their own."""
+
+    __slots__ = REST_FIELDS
+
+    def __init__(self, *values) -> None:
+        for name, value in zip(REST_FIELDS, values, strict=True):
+            setattr(self, name, value)
+
+    def __reduce__(self):
+        return MediaRest, tuple(getattr(self, name) for name in REST_FIELDS)
+
+
+_UNSET = object()
+
+
+@dataclass(slots=True, eq=False, repr=False)
 class Media:
+    """A photo or video. Its fields are MEDIA_FIELDS, given to Media() in that order; those that every
+    photo of a library is looked at for in a build (where it is, its kind and size, its date, title and
+    description) are its own, the others (REST_FIELDS) are in `rest`: a MediaRest, or the LazyFacts of the
+    folder it was taken from the snapshot of, read when one of them is first asked for. (Each media an
+    object of 19 fields was 184 bytes, ~180 MB at a million photos; with 9, 104.)
+
+    size, mtime_ns, content_hash, embedded: the file's, and what it says of itself (EmbeddedMetadata).
+    paired: RAW or Live Photo files published as part of this one; tracks: videos' (src_uri of a .vtt
+    caption file, language or ''). title, description_html, alt, date, tags, author, location: resolved
+    by precedence (sidecar > XMP > IPTC > embedded > file name > mtime with file_dates); date None:
+    nothing says when it was taken; date_source: 'sidecar', an EmbeddedMetadata source, 'filename',
+    'mtime' (a guess, with the file_dates setting), '' (undated)."""
+
     src_uri: str
     album_uri: str
-    name: str  # file name
-    size: int
-    mtime_ns: int
-    content_hash: str
+    name: str  # file name (None in the slot: the end of its path, see _lazy_facts)
     info: MediaInfo
-    embedded: EmbeddedMetadata
-    sidecar: Sidecar | None = None
-    paired: tuple[str, ...] = ()  # RAW or Live Photo files published as part of this one
-    tracks: tuple[tuple[str, str], ...] = ()  # videos: (src_uri of a .vtt caption file, language or '')
-    # Resolved by precedence: sidecar > XMP > IPTC > embedded > file name (> mtime with file_dates)
-    title: str | None = None
-    description_html: str = ""
-    alt: str | None = None
-    date: datetime | None = None  # None: nothing says when it was taken
-    # 'sidecar', an EmbeddedMetadata source, 'filename', 'mtime' (a guess, with the file_dates setting), '' (undated)
-    date_source: str = ""
-    tags: tuple[str, ...] = ()
-    author: str | None = None
-    location: str | None = None
+    title: str | None
+    description_html: str
+    date: datetime | None
+    date_source: str
+    rest: MediaRest | LazyFacts
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Media:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in MEDIA_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Media({', '.join(f'{name}={getattr(self, name)!r}' for name in MEDIA_FIELDS)})"
 
     @property
     def kind(self) -> str:
@@ -215,56 +251,94 @@ del _cls
 
 
 class LazyFacts:
-    """What one folder's media hold each of their own, but few builds ask for, pickled (name -> their
-    embedded metadata, size, modification time and content hash), read when one of them is first asked
-    for. A folder taken from its snapshot (see scan.snapshots) gives each of its media this object in
-    place of those four, and no name (it is the end of its path): a rebuild after one change asks for few
-    (the plans and pages it makes). Making them all was most of reading the snapshots back (one object
-    a photo for its metadata: 0.2 of 0.26 s at 100,000 photos), and the four objects a photo its name,
-    size, time and hash were ~210 bytes (~200 MB at a million photos). The piece is compressed (zlib,
-    fastest: ~115 -> ~40 bytes a photo held, 1.2 us a photo to compress, 0.4 to read back)."""
+    """What one folder's media hold each of their own, but few builds ask for (REST_FIELDS: their size,
+    modification time, content hash, embedded metadata...), pickled and compressed (name -> values), read
+    when one of them is first asked for. A folder taken from its snapshot (see scan.snapshots) gives each
+    of its media this object as its `rest`, and no name (it is the end of its path): a rebuild after one
+    change asks for few (the plans and pages it makes). Making them all was most of reading the snapshots
+    back (one object a photo for its metadata: 0.2 of 0.26 s at 100,000 photos), and the objects a photo
+    of its name, size, time and hash were ~210 bytes (~200 MB at a million photos). The piece is
+    compressed (zlib, fastest: ~115 -> ~41 bytes a photo held, 1.2 us a photo to compress, 0.4 to read back)."""
 
-    __slots__ = ("blob", "by_name")
+    __slots__ = ("blob",)
 
     def __init__(self, blob: bytes) -> None:
         self.blob = blob
-        self.by_name: dict[str, tuple[EmbeddedMetadata, int, int, str]] | None = None
 
     def __reduce__(self):
         return LazyFacts, (self.blob,)
 
-    def of(self, name: str) -> tuple[EmbeddedMetadata, int, int, str]:
-        if self.by_name is None:
+    def of(self, name: str) -> tuple:
+        """The media's REST_FIELDS values. The folders read last are kept read (_READ): a folder's media are
+        mostly asked for together, and one whose piece stayed read once a cover of it was shown (a year's
+        page shows ~700 of them at a million photos) held ~20 MB."""
+        found = _READ.get(self)
+        if found is None:
             import pickle
 
-            self.by_name = pickle.loads(zlib.decompress(self.blob))  # noqa: S301 - the build cache's own snapshot
-        return self.by_name[name]
+            found = _READ[self] = pickle.loads(zlib.decompress(self.blob))  # noqa: S301 - the build cache's own snapshot
+            if len(_READ) > _KEPT_READ:
+                del _READ[next(iter(_READ))]
+        return found[name]
 
 
-LAZY_FIELDS = ("embedded", "size", "mtime_ns", "content_hash")  # (in the order LazyFacts.of gives them)
+_KEPT_READ = 16
+_READ: dict[LazyFacts, dict[str, tuple]] = {}  # (in the order read)
 
 
-def _lazy_facts() -> None:
-    """Media.embedded, size, mtime_ns and content_hash read a LazyFacts in their place the first time one
-    of them is asked for (and keep what it read), and Media.name is the end of the media's path when it
-    holds none; each is set, read, compared and shown as the field it is."""
-    slots = [Media.__dict__[name] for name in LAZY_FIELDS]
-    puts = [slot.__set__ for slot in slots]
+_FAST_INIT = Media.__init__  # (the dataclass's: its own slots, in order; see media_from_row)
+_put_rest = Media.__dict__["rest"].__set__
 
-    def lazy(get):
-        def read(self: Media):
-            value = get(self, Media)
-            if type(value) is LazyFacts:
-                facts = value.of(self.name)
-                for put, fact in zip(puts, facts, strict=True):
-                    put(self, fact)
-                value = get(self, Media)
-            return value
 
-        return read
+def _media_init(
+    self: Media, src_uri: str, album_uri: str, name: str | None, size=_UNSET, mtime_ns=_UNSET, content_hash=_UNSET,
+    info: MediaInfo | None = None, embedded=_UNSET, sidecar=_UNSET, paired=_UNSET, tracks=_UNSET,
+    title: str | None = None, description_html: str = "", alt=_UNSET, date: datetime | None = None,
+    date_source: str = "", tags=_UNSET, author=_UNSET, location=_UNSET, rest: MediaRest | LazyFacts | None = None,
+) -> None:
+    """Media(MEDIA_FIELDS...); rest: another media's (dataclasses.replace gives it), under those given here."""
+    _FAST_INIT(self, src_uri, album_uri, name, info, title, description_html, date, date_source, None)
+    given = (size, mtime_ns, content_hash, embedded, sidecar, paired, tracks, alt, tags, author, location)
+    if rest is None:
+        base = (0, 0, "", EmbeddedMetadata(), None, (), (), None, (), None, None)
+    else:
+        base = rest.of(self.name) if type(rest) is LazyFacts else tuple(getattr(rest, n) for n in REST_FIELDS)
+    _put_rest(self, MediaRest(*(b if g is _UNSET else g for g, b in zip(given, base, strict=True))))
 
-    for name, slot, put in zip(LAZY_FIELDS, slots, puts, strict=True):
-        setattr(Media, name, property(lazy(slot.__get__), put))
+
+Media.__init__ = _media_init  # type: ignore[method-assign]
+
+
+def media_from_snapshot(
+    src_uri: str, album_uri: str, info: MediaInfo, title: str | None, description_html: str, date: datetime | None,
+    date_source: str, facts: LazyFacts,
+) -> Media:
+    """A media as a snapshot keeps it (see scan.snapshots): its own fields, no name, its folder's facts."""
+    media = object.__new__(Media)
+    _FAST_INIT(media, src_uri, album_uri, None, info, title, description_html, date, date_source, facts)
+    return media
+
+
+def _fields_apart() -> None:
+    """Media's REST_FIELDS read and set through its `rest` (a LazyFacts made a MediaRest when one of them is
+    first asked for), and Media.name is the end of the media's path when its slot holds none; each is
+    set, read, compared and shown as the field it is."""
+    rest_slot = Media.__dict__["rest"]
+    get_rest = rest_slot.__get__
+
+    def rest(self: Media) -> MediaRest:
+        value = get_rest(self, Media)
+        if type(value) is LazyFacts:
+            value = MediaRest(*value.of(self.name))
+            _put_rest(self, value)
+        return value
+
+    def field_of(name: str) -> property:
+        get, put = MediaRest.__dict__[name].__get__, MediaRest.__dict__[name].__set__
+        return property(lambda self: get(rest(self), MediaRest), lambda self, value: put(rest(self), value))
+
+    for name in REST_FIELDS:
+        setattr(Media, name, field_of(name))
     name_slot = Media.__dict__["name"]
     get_name, put_name = name_slot.__get__, name_slot.__set__
 
@@ -279,4 +353,4 @@ def _lazy_facts() -> None:
     Media.name = property(name, put_name)  # type: ignore[assignment, method-assign]
 
 
-_lazy_facts()
+_fields_apart()

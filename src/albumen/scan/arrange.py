@@ -296,9 +296,8 @@ def stream_order(gallery: Gallery, limit: int = 0) -> list[str]:
     million photos): the order is total, whatever order they come in.
     """
     public = {album.src_uri for album in gallery.walk_albums(hidden=False)}
-    items = [m for m in gallery.media.values() if m.album_uri in public and m.info.kind in _SHOWN]
-    dated, undated = _by_date(items)
-    del items
+    # (the media passed as they come: a list of them all, copied by _by_date, was 8 MB at a million photos)
+    dated, undated = _by_date(m for m in gallery.media.values() if m.album_uri in public and m.info.kind in _SHOWN)
     dated.sort(key=_DATE, reverse=True)
     uris = list(map(_SRC, dated))
     for first, last in _equal_runs(list(map(_DATE, dated))):  # (as sorted: side by side)

@@ -19,20 +19,21 @@ import functools
 import os
 import pickle
 import zlib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import xxhash
 
 from .. import __version__
 from ..fsutil import files_digest
-from ..model import LAZY_FIELDS, LazyFacts, Media, Skipped
+from ..model import MEDIA_FIELDS, REST_FIELDS, LazyFacts, Media, Skipped, media_from_snapshot
 from .dates import local_zone_name
 from .walk import DirListing, listing_digest, listing_text
 
 # 1: media as rows of field values (see dump); 2: their embedded metadata in one piece a folder; 3: their
-# names, sizes, times and hashes in that piece too; 4: the piece compressed
-SNAPSHOT_VERSION = 4
-_MEDIA_FIELDS = tuple(f.name for f in fields(Media))
+# names, sizes, times and hashes in that piece too; 4: the piece compressed; 5: every field that is not
+# the media's own (model.REST_FIELDS) in it
+SNAPSHOT_VERSION = 5
+_OWN_FIELDS = ("src_uri", "album_uri", "info", "title", "description_html", "date", "date_source")  # (see load)
 _SHARED = {"info", "date_source"}  # hashable and often alike (see dump): "exif" once a folder, not a photo (53 MB a million)
 
 
@@ -59,7 +60,7 @@ def _code() -> str:
 
     here = os.path.dirname(__file__)
     return files_digest((os.path.join(here, "__init__.py"), folder.__file__, read.__file__, private.__file__, __file__,
-                         sidecar.__file__, dates.__file__, model.__file__), f"{__version__}\0{_MEDIA_FIELDS}")
+                         sidecar.__file__, dates.__file__, model.__file__), f"{__version__}\0{MEDIA_FIELDS}\0{REST_FIELDS}")
 
 
 def listing_key(listing: DirListing, settings: str, digest: str | None = None) -> str:
@@ -79,17 +80,17 @@ def dump(scan: FolderScan) -> bytes:
     (see model.LazyFacts)."""
     shared: dict = {}
     facts = LazyFacts(zlib.compress(pickle.dumps(
-        {m.name: (shared.setdefault(m.embedded, m.embedded), m.size, m.mtime_ns, m.content_hash) for m in scan.media},
+        {m.name: tuple(shared.setdefault(m.embedded, m.embedded) if name == "embedded" else getattr(m, name)
+                       for name in REST_FIELDS) for m in scan.media},
         protocol=pickle.HIGHEST_PROTOCOL,
     ), 1))
     rows = [
-        tuple(facts if name in LAZY_FIELDS else None if name == "name" else shared.setdefault(value, value)
-              if name in _SHARED else value
-              for name, value in zip(_MEDIA_FIELDS, (getattr(m, name) for name in _MEDIA_FIELDS), strict=True))
+        tuple(shared.setdefault(value, value) if name in _SHARED else value
+              for name, value in zip(_OWN_FIELDS, (getattr(m, name) for name in _OWN_FIELDS), strict=True))
         for m in scan.media
     ]
     return pickle.dumps(
-        (SNAPSHOT_VERSION, rows, scan.ignored, [(s.src_uri, s.reason) for s in scan.skipped], scan.warnings),
+        (SNAPSHOT_VERSION, facts, rows, scan.ignored, [(s.src_uri, s.reason) for s in scan.skipped], scan.warnings),
         protocol=pickle.HIGHEST_PROTOCOL,
     )
 
@@ -97,9 +98,11 @@ def dump(scan: FolderScan) -> bytes:
 def load(blob: bytes) -> FolderScan | None:
     """The snapshot, or None when it cannot be read (another version, a damaged row): the folder is scanned."""
     try:
-        version, rows, ignored, skipped, warnings = pickle.loads(blob)
+        version, facts, rows, ignored, skipped, warnings = pickle.loads(blob)
         if version != SNAPSHOT_VERSION:
             return None
-        return FolderScan([Media(*row) for row in rows], ignored, [Skipped(*s) for s in skipped], warnings)
+        # each media's own fields, no name (the end of its path), the folder's facts for the rest
+        return FolderScan([media_from_snapshot(*row, facts) for row in rows], ignored, [Skipped(*s) for s in skipped],
+                          warnings)
     except Exception:  # noqa: BLE001 - anything wrong with a row: scan the folder as if it had none
         return None
