@@ -712,6 +712,35 @@ def test_snapshot_media_read_their_embedded_metadata_when_first_asked(tmp_path, 
     assert pickle.loads(pickle.dumps(again.media)) == made  # (not read before: pickled as read)
 
 
+def test_snapshot_facts_are_read_again_from_the_cache_not_held(tmp_path):
+    """snapshots.load(blob, fetch): the folder's piece of facts is not held (model.LazyFacts.blob None) but
+    read through fetch (the build cache) when a media's facts are first asked for, once while the folder
+    stays read; the media are the scan's; a snapshot gone from the cache meanwhile is an error, not a guess."""
+    from albumen import model as albumen_model
+    from albumen.config import Config
+    from albumen.scan import scan_source, snapshots
+
+    for i in range(3):
+        make_jpeg(tmp_path / "A" / f"p{i}.jpg", date=f"2024:05:0{i + 1} 10:00:00")
+    made = sorted(scan_source(str(tmp_path), Config()).media.values(), key=lambda m: m.name)
+    blob = snapshots.dump(snapshots.FolderScan(made, [], [], []))
+    asked: list[int] = []
+
+    def fetch():
+        asked.append(1)
+        return blob
+
+    loaded = snapshots.load(blob, fetch)
+    assert loaded.media[0].rest.blob is None and not asked
+    albumen_model._READ.clear()
+    assert [m.content_hash for m in loaded.media] == [m.content_hash for m in made] and len(asked) == 1
+    assert loaded.media == made
+    albumen_model._READ.clear()
+    gone = snapshots.load(blob, lambda: None)
+    with pytest.raises(LookupError):
+        gone.media[0].size  # noqa: B018
+
+
 def test_snapshot_facts_read_are_kept_for_a_few_folders_only():
     """model.LazyFacts keeps the pieces of the last folders read (_KEPT_READ): a build that shows one photo
     of each of thousands of folders (a year's album cards) must not keep them all; one read again after

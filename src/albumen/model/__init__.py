@@ -7,6 +7,7 @@ Albums refer to their children and media by key, never by object.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
@@ -260,13 +261,17 @@ class LazyFacts:
     of its name, size, time and hash were ~210 bytes (~200 MB at a million photos). The piece is
     compressed (zlib, fastest: ~115 -> ~41 bytes a photo held, 1.2 us a photo to compress, 0.4 to read back)."""
 
-    __slots__ = ("blob",)
+    __slots__ = ("blob", "fetch")
 
-    def __init__(self, blob: bytes) -> None:
-        self.blob = blob
+    def __init__(self, blob: bytes | None, fetch: Callable[[], bytes] | None = None) -> None:
+        """blob: the piece; or fetch, which gives it (read again from the build cache: see snapshots.load)."""
+        self.blob, self.fetch = blob, fetch
+
+    def piece(self) -> bytes:
+        return self.blob if self.blob is not None else self.fetch()  # type: ignore[misc]
 
     def __reduce__(self):
-        return LazyFacts, (self.blob,)
+        return LazyFacts, (self.piece(),)
 
     def of(self, name: str) -> tuple:
         """The media's REST_FIELDS values. The folders read last are kept read (_READ): a folder's media are
@@ -276,7 +281,7 @@ class LazyFacts:
         if found is None:
             import pickle
 
-            found = _READ[self] = pickle.loads(zlib.decompress(self.blob))  # noqa: S301 - the build cache's own snapshot
+            found = _READ[self] = pickle.loads(zlib.decompress(self.piece()))  # noqa: S301 - the build cache's own snapshot
             if len(_READ) > _KEPT_READ:
                 del _READ[next(iter(_READ))]
         return found[name]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Container, Iterable
 from datetime import tzinfo
+from functools import partial
 from operator import attrgetter
 
 from ..config import Config
@@ -117,7 +118,8 @@ def scan_source(
         if settings is not None:
             key = keys[listing.src_uri] = snapshots.listing_key(listing, settings, (folders or {}).get(listing.src_uri))
             blob = cache.get_folder(listing.src_uri, key)
-            found = snapshots.load(blob) if blob is not None else None
+            # (its media's piece of facts read again from the cache when one is asked for)
+            found = snapshots.load(blob, partial(cache.get_folder, listing.src_uri, key)) if blob is not None else None
             if found is not None:
                 kept[listing.src_uri] = found
                 # its files' entries go as its media come (a million photos' entries were ~300 MB held

@@ -19,6 +19,7 @@ import functools
 import os
 import pickle
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import xxhash
@@ -31,8 +32,8 @@ from .walk import DirListing, listing_digest, listing_text
 
 # 1: media as rows of field values (see dump); 2: their embedded metadata in one piece a folder; 3: their
 # names, sizes, times and hashes in that piece too; 4: the piece compressed; 5: every field that is not
-# the media's own (model.REST_FIELDS) in it
-SNAPSHOT_VERSION = 5
+# the media's own (model.REST_FIELDS) in it; 6: the piece first, apart from the pickle (see dump)
+SNAPSHOT_VERSION = 6
 _OWN_FIELDS = ("src_uri", "album_uri", "info", "title", "description_html", "date", "date_source")  # (see load)
 _SHARED = {"info", "date_source"}  # hashable and often alike (see dump): "exif" once a folder, not a photo (53 MB a million)
 
@@ -77,30 +78,42 @@ def dump(scan: FolderScan) -> bytes:
     for the folder, not one a photo (~130 bytes each: 130 MB at a million photos). Their embedded
     metadata (different for each photo: its date), sizes, times and content hashes are pickled apart,
     one piece for the folder, read only when one of them is asked for, and their names are left out
-    (see model.LazyFacts)."""
+    (see model.LazyFacts). The piece comes first, its length before it, and the rest pickled after it:
+    a build reads it again from the cache when it needs it (see load)."""
     shared: dict = {}
-    facts = LazyFacts(zlib.compress(pickle.dumps(
+    facts = zlib.compress(pickle.dumps(
         {m.name: tuple(shared.setdefault(m.embedded, m.embedded) if name == "embedded" else getattr(m, name)
                        for name in REST_FIELDS) for m in scan.media},
         protocol=pickle.HIGHEST_PROTOCOL,
-    ), 1))
+    ), 1)
     rows = [
         tuple(shared.setdefault(value, value) if name in _SHARED else value
               for name, value in zip(_OWN_FIELDS, (getattr(m, name) for name in _OWN_FIELDS), strict=True))
         for m in scan.media
     ]
-    return pickle.dumps(
-        (SNAPSHOT_VERSION, facts, rows, scan.ignored, [(s.src_uri, s.reason) for s in scan.skipped], scan.warnings),
+    return len(facts).to_bytes(4, "little") + facts + pickle.dumps(
+        (SNAPSHOT_VERSION, rows, scan.ignored, [(s.src_uri, s.reason) for s in scan.skipped], scan.warnings),
         protocol=pickle.HIGHEST_PROTOCOL,
     )
 
 
-def load(blob: bytes) -> FolderScan | None:
-    """The snapshot, or None when it cannot be read (another version, a damaged row): the folder is scanned."""
+def facts_piece(blob: bytes | None) -> bytes:
+    """The piece of a snapshot (see dump) that model.LazyFacts reads."""
+    if blob is None:
+        raise LookupError("a folder's snapshot left the build cache while the build was using it")
+    return blob[4 : 4 + int.from_bytes(blob[:4], "little")]
+
+
+def load(blob: bytes, fetch: Callable[[], bytes | None] | None = None) -> FolderScan | None:
+    """The snapshot, or None when it cannot be read (another version, a damaged row): the folder is scanned.
+    fetch: gives the snapshot again (from the build cache): its media's piece of facts is not held, but
+    read again when first asked for (~45 bytes a photo: 45 MB held at a million photos)."""
     try:
-        version, facts, rows, ignored, skipped, warnings = pickle.loads(blob)
+        length = int.from_bytes(blob[:4], "little")
+        version, rows, ignored, skipped, warnings = pickle.loads(memoryview(blob)[4 + length :])
         if version != SNAPSHOT_VERSION:
             return None
+        facts = LazyFacts(None, lambda: facts_piece(fetch())) if fetch is not None else LazyFacts(facts_piece(blob))
         # each media's own fields, no name (the end of its path), the folder's facts for the rest
         return FolderScan([media_from_snapshot(*row, facts) for row in rows], ignored, [Skipped(*s) for s in skipped],
                           warnings)
