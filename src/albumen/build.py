@@ -239,7 +239,7 @@ def _run(
     with _collector_paused():
         gallery = scan_source(
             str(source), config, cache, reporter, pool, walked=(listings, walk_report), config_path=config_path,
-            private=private, plugins=plugins, folders=folders,
+            private=private, plugins=plugins, folders=folders, reread=True,  # (the cache is open until the build ends)
         )
     del listings, walk_report  # every file's entry: the gallery holds what is still needed
     links = private_links(gallery, config, report)

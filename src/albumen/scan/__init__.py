@@ -74,6 +74,7 @@ def scan_source(
     private: set[str] | None = None,
     plugins=None,
     folders: dict[str, str] | None = None,
+    reread: bool = False,
 ) -> Gallery:
     """Build the gallery model from the folder tree.
 
@@ -83,6 +84,8 @@ def scan_source(
     file is read (see check_private); private: what check_private gave the caller, who ran it already.
     plugins: the build's (plugins.manager.Plugins): the media kinds they read (documents) are asked for here.
     folders: each folder's digest (see walk.listing_digest) when the caller has made them already.
+    reread: the cache stays open as long as the gallery is used (a build's): the media taken from folder
+    snapshots do not hold their facts but read them from it again when asked for (see snapshots.load).
     """
     cache = cache or ScanCache()
     reporter = reporter or QuietReporter()
@@ -118,8 +121,8 @@ def scan_source(
         if settings is not None:
             key = keys[listing.src_uri] = snapshots.listing_key(listing, settings, (folders or {}).get(listing.src_uri))
             blob = cache.get_folder(listing.src_uri, key)
-            # (its media's piece of facts read again from the cache when one is asked for)
-            found = snapshots.load(blob, partial(cache.get_folder, listing.src_uri, key)) if blob is not None else None
+            fetch = partial(cache.get_folder, listing.src_uri, key) if reread else None
+            found = snapshots.load(blob, fetch) if blob is not None else None
             if found is not None:
                 kept[listing.src_uri] = found
                 # its files' entries go as its media come (a million photos' entries were ~300 MB held
