@@ -741,6 +741,31 @@ def test_snapshot_facts_are_read_again_from_the_cache_not_held(tmp_path):
         gone.media[0].size  # noqa: B018
 
 
+def test_a_build_reads_snapshot_facts_from_its_cache_and_keeps_none_after(tmp_path, monkeypatch):
+    """A rebuild after a caption is added takes the other album from its snapshot, whose media read their
+    facts again from the build's cache (the cover shown on the home page); once the build ends, none is
+    kept read (they would read from a closed cache)."""
+    from albumen import model as albumen_model
+
+    src, site = tmp_path / "photos", tmp_path / "site"
+    for album in ("A", "B"):
+        for i in range(2):
+            make_jpeg(src / album / f"p{i}.jpg", size=(90, 60), date=f"2024:05:0{i + 1} 10:00:00")
+    build_site(src, site)
+    read: list[int] = []
+    real_of = albumen_model.LazyFacts.of
+
+    def of(self, name):
+        read.append(self.blob is None)  # (None: read again from the cache, not held)
+        return real_of(self, name)
+
+    monkeypatch.setattr(albumen_model.LazyFacts, "of", of)
+    (src / "A" / "p0.md").write_text("---\ntitle: New\n---\n")
+    build_site(src, site)
+    assert read and all(read) and not albumen_model._READ
+    assert "New" in (site / "a" / "p0" / "index.html").read_text()
+
+
 def test_snapshot_facts_read_are_kept_for_a_few_folders_only():
     """model.LazyFacts keeps the pieces of the last folders read (_KEPT_READ): a build that shows one photo
     of each of thousands of folders (a year's album cards) must not keep them all; one read again after

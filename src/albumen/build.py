@@ -31,7 +31,7 @@ from .errors import AlbumenError, UsageError
 from .fsutil import forget_resolved
 from .lastbuild import fingerprint, restore_summary, save_summary, with_secret
 from .locks import hold_output
-from .model import Gallery
+from .model import Gallery, forget_facts_read
 from .options import BuildOptions, album_forced, unmatched_force
 from .paths import cache_location, check_home, check_paths
 from .pool import WorkerPool
@@ -124,6 +124,7 @@ def build(
                 remove_all_temp_files(output)
                 raise
             finally:
+                forget_facts_read()  # (a serving process keeps none of this build's)
                 if not frozen:
                     gc.unfreeze()  # what the scan and the plan made can be collected again (a serving process)
                 if pool is None:

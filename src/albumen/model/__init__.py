@@ -121,7 +121,7 @@ class Media:
 
     src_uri: str
     album_uri: str
-    name: str  # file name (None in the slot: the end of its path, see _lazy_facts)
+    name: str  # file name (None in the slot: the end of its path, see _fields_apart)
     info: MediaInfo
     title: str | None
     description_html: str
@@ -291,7 +291,12 @@ _KEPT_READ = 16
 _READ: dict[LazyFacts, dict[str, tuple]] = {}  # (in the order read)
 
 
-_FAST_INIT = Media.__init__  # (the dataclass's: its own slots, in order; see media_from_row)
+def forget_facts_read() -> None:
+    """Let go of the folders' facts kept read (a build's end: they may read from its cache, now closed)."""
+    _READ.clear()
+
+
+_FAST_INIT = Media.__init__  # (the dataclass's: its own slots, in order; see media_from_snapshot)
 _put_rest = Media.__dict__["rest"].__set__
 
 
