@@ -766,6 +766,42 @@ def test_a_build_reads_snapshot_facts_from_its_cache_and_keeps_none_after(tmp_pa
     assert "New" in (site / "a" / "p0" / "index.html").read_text()
 
 
+def test_folders_made_from_cached_records_as_the_scan_goes(tmp_path, monkeypatch, isolated_cache):
+    """A folder whose every file has its record in the cache is made as the scan reaches it, and its
+    snapshot written then (a few at a time: _SNAPSHOTS_AT_ONCE): a photo deleted loses its record, the
+    others keep theirs and are not read again; a time zone changed (every folder made again from its
+    records, none read) gives the site a clean build gives."""
+    import sqlite3
+    from contextlib import closing
+
+    import albumen.scan
+
+    monkeypatch.setattr(albumen.scan, "_SNAPSHOTS_AT_ONCE", 2)
+    src, site = tmp_path / "photos", tmp_path / "site"
+    for album in ("A", "B", "C", "D"):
+        for i in range(3):
+            make_jpeg(src / album / f"p{i}.jpg", size=(90, 60), date=f"2024:05:0{i + 1} 10:00:00")
+    assert "read 12 new or changed files" in build_site(src, site, "-v").output
+    [db_file] = isolated_cache.rglob("cache.sqlite")
+
+    def recorded() -> set[str]:
+        with closing(sqlite3.connect(db_file)) as db:
+            return {uri for (uri,) in db.execute("SELECT src_uri FROM files")}
+
+    assert {"A/p1.jpg", "D/p2.jpg"} <= recorded()
+    (src / "A" / "p1.jpg").unlink()
+    assert "new or changed" not in build_site(src, site, "-v").output
+    assert "A/p1.jpg" not in recorded() and {"A/p0.jpg", "A/p2.jpg", "D/p2.jpg"} <= recorded()
+    assert not (site / "a" / "p1").exists()
+    conf = write_config(tmp_path, 'timezone = "Asia/Tokyo"\n')
+    assert "new or changed" not in build_site(src, site, "-v", "-c", str(conf)).output  # (every record from the cache)
+    assert len(recorded()) == 11
+    clean = tmp_path / "clean"
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "other-cache"))
+    build_site(src, clean, "-c", str(conf))
+    assert tree_digest(site) == tree_digest(clean)
+
+
 def test_snapshot_facts_read_are_kept_for_a_few_folders_only():
     """model.LazyFacts keeps the pieces of the last folders read (_KEPT_READ): a build that shows one photo
     of each of thousands of folders (a year's album cards) must not keep them all; one read again after

@@ -247,9 +247,11 @@ class BuildCache(PageRecords, OutputRecords, ScanCache):
         row = self.db.execute("SELECT snapshot FROM folders WHERE folder = ? AND key = ?", (folder, key)).fetchone()
         return row[0] if row else None
 
-    def put_folders(self, rows: list[tuple[str, str, bytes]], keep: set[str]) -> None:
-        gone = [(folder,) for (folder,) in self.db.execute("SELECT folder FROM folders") if folder not in keep]
+    def put_folders(self, rows: list[tuple[str, str, bytes]], keep: set[str] | None = None) -> None:
         self._transaction("INSERT OR REPLACE INTO folders VALUES (?, ?, ?)", rows)
+        if keep is None:
+            return
+        gone = [(folder,) for (folder,) in self.db.execute("SELECT folder FROM folders") if folder not in keep]
         if gone:
             self._transaction("DELETE FROM folders WHERE folder = ?", gone)
 

@@ -58,8 +58,8 @@ class ScanCache:
         """A folder's snapshot (see scan.snapshots) under this key, or None."""
         return None
 
-    def put_folders(self, rows: list[tuple[str, str, bytes]], keep: set[str]) -> None:
-        """Store these (folder, key, snapshot) and drop those of folders not in keep."""
+    def put_folders(self, rows: list[tuple[str, str, bytes]], keep: set[str] | None = None) -> None:
+        """Store these (folder, key, snapshot) and drop those of folders not in keep (None: drop none)."""
         return None
 
 
@@ -116,6 +116,9 @@ def scan_source(
     todo: list[tuple[str, FileEntry]] = []
     shared: dict = {}
     unsettled: set[str] = set()  # folders with a file to read again next time: no snapshot
+    kinds = {reader.name for reader in readers}
+    made: list[tuple[str, str, bytes]] = []
+    seen = _Seen(records)
 
     for listing in listings:
         if settings is not None:
@@ -130,6 +133,8 @@ def scan_source(
                 listing.drop_files()
                 continue
         prefix = f"{listing.src_uri}/" if listing.src_uri else ""
+        waiting = len(todo)
+        own: dict[str, FileRecord] = {}
         for entry in listing.all_files():
             if entry.name.lower().endswith(".md"):
                 continue
@@ -144,7 +149,21 @@ def scan_source(
             if record is None:
                 todo.append((src_uri, entry))
             else:
-                records[src_uri] = _share_equal_values(record, shared)
+                own[src_uri] = _share_equal_values(record, shared)
+        if settings is None or len(todo) > waiting:
+            records.update(own)
+            continue
+        # every file's record is in the cache (a folder whose listing changed, or every folder when the
+        # scan's settings or code did): made now, and its snapshot, whose media hold what a folder taken
+        # from one holds (a million photos' records and media, all held till the end, peaked at 1.5 GiB)
+        found = _scan_folder(listing, own, tz, config.file_dates, kinds)
+        seen.names[listing.src_uri] = {entry.name for entry in listing.files}
+        made.append((listing.src_uri, key, snapshots.dump(found)))
+        kept[listing.src_uri] = snapshots.load(made[-1][2], fetch) if reread else found
+        listing.drop_files()
+        if len(made) >= _SNAPSHOTS_AT_ONCE:
+            cache.put_folders(made)
+            made = []
     if todo:
         reporter.phase("Reading metadata", total=len(todo))
         max_pixels = config.images.max_pixels
@@ -157,10 +176,9 @@ def scan_source(
                 unsettled.add(src_uri.rpartition("/")[0])
             reporter.advance(src_uri)
     cache.flush()
-    cache.forget_missing(set(records), kept, (listing.src_uri for listing in listings))  # (see forget_missing)
+    # (the folders made above are among those kept, but their files are looked at: see _Seen)
+    cache.forget_missing(seen, kept.keys() - seen.names.keys(), (listing.src_uri for listing in listings))
 
-    kinds = {reader.name for reader in readers}
-    made: list[tuple[str, str, bytes]] = []
     for listing in listings:
         found = kept.pop(listing.src_uri, None)
         if found is None:
@@ -186,6 +204,24 @@ def scan_source(
     return gallery
 
 
+
+
+_SNAPSHOTS_AT_ONCE = 1000  # folder snapshots made by the scan are written to the cache so many at a time
+
+
+class _Seen:
+    """The files the scan saw (see ScanCache.forget_missing): those whose records it holds, and those of
+    the folders it made as it went, by their names (held by the walk's entries already)."""
+
+    def __init__(self, records: dict[str, FileRecord]) -> None:
+        self.records = records
+        self.names: dict[str, set[str]] = {}
+
+    def __contains__(self, uri: object) -> bool:
+        if uri in self.records:
+            return True
+        folder, _, name = str(uri).rpartition("/")
+        return name in self.names.get(folder, ())
 
 
 def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
