@@ -19,7 +19,8 @@ pixels are few, so what is measured is what a tool does per photo besides pixels
 Both tools get the `nochange` settings of bench.py: Sigal what `sigal init` writes (800x600 images,
 280x210 thumbnails, quality 85), Albumen `sizes = [800]`, `quality = 85`, 210 px high thumbnails; both
 use every core. Each round builds with each tool into an empty output (and an empty cache for
-Albumen), tools alternating. Reported per build: wall time, and CPU time split into the build
+Albumen), tools alternating; every output of the last round is removed first, and the disk let settle
+(`sync`, 3 s) before each build is timed. Reported per build: wall time, and CPU time split into the build
 process itself and its children (its workers), user and system: the tool runs in a wrapper that
 records its own getrusage when it exits, the children are the rest of os.wait4's total. The load
 average (1 min) before each build is printed beside it. Results to stdout and WORK/results.json.
@@ -113,6 +114,34 @@ def plan_library(n: int, seed: int = 24) -> list[tuple[str, int]]:
             for i, size in enumerate(sizes) if size > 0]
 
 
+def _settle(quiet: float = 3.0, most: float = 120.0) -> float:
+    """Let what the last build and the removals wrote (and discarded) reach the disk before a build is
+    timed: `sync`, then wait until no disk has written or discarded anything for `quiet` seconds (at
+    most `most`); returns the seconds waited. Until 2026-12-06 each tool's last output was removed just
+    before its own build, which put the removal's writes on it. This does not remove the variance seen
+    on this machine (root file system mounted with `discard`) after many files were made and removed:
+    the disk is idle when the build starts, and Albumen's workers' system time for the same 10,000
+    photos still ranges from 2.2 to 19.5 s (its output, a folder and three files a photo, is larger
+    than Sigal's, two files a photo): see bench/README.md."""
+    def activity() -> tuple[int, ...]:
+        try:
+            rows = [line.split() for line in Path("/proc/diskstats").read_text().splitlines()]
+        except OSError:
+            return ()
+        # writes completed, I/Os in progress, discards completed (when the kernel counts them)
+        return tuple(int(r[i]) for r in rows for i in (7, 11, 14) if len(r) > 14)
+
+    start = time.monotonic()
+    os.sync()
+    last, since = activity(), time.monotonic()
+    while time.monotonic() - since < quiet and time.monotonic() - start < most:
+        time.sleep(0.5)
+        now = activity()
+        if now != last:
+            last, since = now, time.monotonic()
+    return time.monotonic() - start
+
+
 def make_library(n: int, out: Path) -> Path:
     done = out.with_name(out.name + ".done")
     if done.is_file() and json.loads(done.read_text()) == {"n": n, "version": VERSION}:
@@ -196,10 +225,13 @@ def main(argv: list[str] | None = None) -> None:
         path.read_bytes()
     rows = []
     for r in range(args.rounds):
+        for tool in tools:  # every tool's last output removed before any is timed (see _settle)
+            shutil.rmtree(work / f"out-{tool}", ignore_errors=True)
+            shutil.rmtree(work / f"cache-{tool}", ignore_errors=True)
         for tool in tools:
             out, cache = work / f"out-{tool}", work / f"cache-{tool}"
-            shutil.rmtree(out, ignore_errors=True)
-            shutil.rmtree(cache, ignore_errors=True)
+            waited = _settle()
+            print(f"(disk settled in {waited:.1f} s)", file=sys.stderr)
             if tool == "sigal":
                 cmd = [str(SIGAL_PY), "sigal", "build", "-q", "-c", str(work / "sigal.conf.py"), str(library), str(out)]
             else:
