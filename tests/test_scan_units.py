@@ -506,6 +506,7 @@ def test_walk_with_the_workers_listing_folders_lists_what_the_walk_alone_lists(t
     listings: it must give exactly what the walk alone gives, on a tree of every case, with a real
     pool; with tasks that fail (their folders listed by the walk itself); and leave no task running."""
     from albumen.pool import TaskFailed, WorkerPool
+    from albumen.scan.listing import pack
 
     src = tmp_path / "photos"
     _tree_of_every_case(src)
@@ -534,3 +535,14 @@ def test_walk_with_the_workers_listing_folders_lists_what_the_walk_alone_lists(t
     inline = Inline()
     assert _walked(src, ignore, inline) == alone
     assert len(inline.asked) >= 5 and "2001" not in inline.asked  # (the first tree is the walk's own)
+
+    class PacksEverything(Inline):
+        """As if a .nomedia was made after a worker listed its folder: every folder comes packed."""
+
+        def run(self, fn, items, ahead=2):
+            for item, found in super().run(fn, items, ahead):
+                if isinstance(found, dict):
+                    found = {path: pack(raw) if isinstance(raw, list) else raw for path, raw in found.items()}
+                yield item, found
+
+    assert _walked(src, ignore, PacksEverything()) == alone  # (the walk lists such a folder itself)
