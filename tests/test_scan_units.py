@@ -477,6 +477,7 @@ def _tree_of_every_case(src):
             for i in range(4):
                 (folder / f"IMG_{i}.jpg").write_bytes(b"x" * (i + year))
             (folder / "notes.tmp").write_bytes(b"t")
+    (src / "2003" / "2003-02 Event" / "Été à Noël 1.jpg").write_bytes(b"e")  # (a plain file's name in UTF-8)
     (src / "2002" / "2002-01 Event" / "index.md").write_text("---\nprivate: true\n---\n")
     (src / "2003" / ".git" / "objects").mkdir(parents=True)
     (src / "2003" / ".git" / "objects" / "a.jpg").write_bytes(b"g")
