@@ -143,7 +143,10 @@ def build(
     return report
 
 
-PARALLEL_WALK = 50_000  # files in the photo folder from which the workers list folders too
+# files in the photo folder from which the workers list folders too (and look at the site when nothing
+# changed): a rebuild with nothing changed, tiny photos, best of 8 alone / with them: 10,000 0.15 / 0.24 s,
+# 30,000 0.43 / 0.34 s, 100,000 1.42 / 0.85 s (the pool's start, ~0.17 s, pays from ~20,000)
+PARALLEL_WALK = 25_000
 
 
 @contextmanager
