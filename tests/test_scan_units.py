@@ -547,3 +547,20 @@ def test_walk_with_the_workers_listing_folders_lists_what_the_walk_alone_lists(t
                 yield item, found
 
     assert _walked(src, ignore, PacksEverything()) == alone  # (the walk lists such a folder itself)
+
+
+def test_media_takes_its_fields_as_before_its_rest_was_kept_apart():
+    """model.Media keeps what few passes read in `rest`, but is made as before: the file's facts and
+    info are required, every field is read and set as its own, and dataclasses.replace gives a media
+    with the fields asked changed and its own rest (not the other's)."""
+    from dataclasses import replace
+
+    from albumen.model import EmbeddedMetadata, Media, MediaInfo
+
+    with pytest.raises(TypeError, match="size, mtime_ns, content_hash, info, embedded"):
+        Media("a/x.jpg", "a", "x.jpg")
+    media = Media("a/x.jpg", "a", "x.jpg", 10, 20, "h", MediaInfo("image", "jpeg", 4, 3), EmbeddedMetadata(), tags=("t",))
+    other = replace(media, embedded=EmbeddedMetadata(artist="Ann"))
+    other.alt = "alt"
+    assert (other.size, other.tags, other.embedded.artist, other.info) == (10, ("t",), "Ann", media.info)
+    assert media.alt is None and media.embedded.artist is None and other != media

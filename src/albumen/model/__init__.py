@@ -316,7 +316,13 @@ def _media_init(
     _FAST_INIT(self, src_uri, album_uri, name, info, title, description_html, date, date_source, None)
     given = (size, mtime_ns, content_hash, embedded, sidecar, paired, tracks, alt, tags, author, location)
     if rest is None:
-        base = (0, 0, "", EmbeddedMetadata(), None, (), (), None, (), None, None)
+        # (required, as they were when every field was the dataclass's own)
+        missing = [n for n, g in zip(("size", "mtime_ns", "content_hash"), given, strict=False) if g is _UNSET]
+        missing += ["info"] if info is None else []
+        missing += ["embedded"] if embedded is _UNSET else []
+        if missing:
+            raise TypeError(f"Media() missing required arguments: {', '.join(missing)}")
+        base = (None, None, None, None, None, (), (), None, (), None, None)
     else:
         base = rest.of(self.name) if type(rest) is LazyFacts else tuple(getattr(rest, n) for n in REST_FIELDS)
     _put_rest(self, MediaRest(*(b if g is _UNSET else g for g, b in zip(given, base, strict=True))))
