@@ -38,10 +38,9 @@ from .pool import WorkerPool
 from .process.cluster import DaskCluster, cluster_for
 from .process.executor import run_jobs
 from .process.names import public_dir
-from .process.plan import plan_jobs, plan_site
+from .process.plan import media_job, plan_jobs, plan_site
 from .process.remaining import placeholder_key, remaining_jobs
 from .process.results import Tally
-from .process.specs import VideoJob
 from .render.hooks import PluginGallery, template_dirs
 from .render.writer import EarlyPages, PageWriter, make_renderer, render_pages
 from .report import BuildReport, QuietReporter, Reporter, plural, some
@@ -275,12 +274,14 @@ def _run(
     # back by the next build with nothing changed, which looks at every file the last one wrote)
     renderer = make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders)
     settled = set() if damaged or options.force else {u for u in renderer.settled_albums() if not forced(u)}
+    def job(uri: str):  # one media's planned job, made again (see process.todo)
+        return media_job(gallery, plan, config, str(output), str(source), ffmpeg, uri)
+
     todo, report.derivatives_moved = remaining_jobs(
-        jobs, plan, cache, output, lambda uri: forced(gallery.media[uri].album_uri), damaged
+        jobs, plan, cache, output, lambda uri: forced(gallery.media[uri].album_uri), damaged, make=job
     )
-    cache.reserve_outputs(spec.dest_uri for job in todo for spec in job.outputs)
     if todo:  # (a phase with nothing to do would show as an empty bar)
-        videos = sum(isinstance(job, VideoJob) for job in todo)
+        videos = todo.videos
         kinds = "photos and videos" if 0 < videos < len(todo) else "videos" if videos else "photos"
         reporter.phase(f"Processing {kinds}", total=len(todo))
     tally = Tally(gallery, plan, cache, report, reporter)
@@ -290,7 +291,7 @@ def _run(
     makers = pool if cluster is None else cluster
     if cluster is not None:
         pool.release()  # the files are read: the local workers exit, the cluster makes the images
-    early = EarlyPages(gallery, todo, paced=makers.parallel, later=units)
+    early = EarlyPages(gallery, todo.ids(), paced=makers.parallel, later=units)
     results = run_jobs(todo, makers)
     del todo  # each job is let go once made (see run_jobs): a big library's jobs do not all stay
     for result in results:

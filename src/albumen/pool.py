@@ -258,6 +258,7 @@ class WorkerPool:
         items: Iterable[Any],
         timeout: float | Callable[[Any], float] | None = None,
         ahead: int = 2,
+        prepare: Callable[[Any], Any] | None = None,
     ) -> Iterator[tuple[Any, Any]]:
         """Yield (item, result) as tasks finish; result is a TaskFailed when the task failed.
 
@@ -266,6 +267,7 @@ class WorkerPool:
         holds. timeout: seconds per task, or a function of the item giving them.
         Tasks go to the workers a few at a time (`ahead` queued per worker), in order: enough to keep
         them busy while the caller spends a moment on each result, few enough to hold little.
+        prepare(item): what the task is given, made as it is sent (items then hold less than tasks).
         """
         items = list(items)
         if not items:
@@ -308,7 +310,7 @@ class WorkerPool:
                     i = waiting[0]
                     seconds = limit(items[i])
                     try:
-                        future = pool.schedule(fn, args=(items[i],), timeout=seconds)
+                        future = pool.schedule(fn, args=(items[i] if prepare is None else prepare(items[i]),), timeout=seconds)
                     except RuntimeError:
                         if pool.active:
                             raise

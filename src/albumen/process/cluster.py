@@ -163,11 +163,12 @@ class DaskCluster:
         items: Iterable[Any],
         timeout: float | Callable[[Any], float] | None = None,
         ahead: int = 2,
+        prepare: Callable[[Any], Any] | None = None,
     ) -> Iterator[tuple[Any, Any]]:
         """Yield (item, result) as tasks finish; result is a TaskFailed when the task failed.
 
-        fn is sent by name (the workers import it), each item as data. `ahead` tasks per worker are
-        in the cluster at a time."""
+        fn is sent by name (the workers import it), each item as data (or prepare(item), made as it is
+        sent: see WorkerPool.run). `ahead` tasks per worker are in the cluster at a time."""
         items = list(items)
         if not items:
             return
@@ -188,7 +189,7 @@ class DaskCluster:
 
         def submit(i: int) -> None:
             future = client.submit(
-                remote.run_task, self.identity, fn, items[i], limit(items[i]),
+                remote.run_task, self.identity, fn, items[i] if prepare is None else prepare(items[i]), limit(items[i]),
                 key=f"albumen-{fn.__name__}-{token}-{i}-{int(i in solo)}", pure=False,
             )
             running[future] = i

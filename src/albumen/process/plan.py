@@ -396,14 +396,25 @@ def plan_jobs(
         media = gallery.media[uri]
         if only is not None and media.kind == "image" and not media_plan.sealed and not only(uri):
             continue
-        if media.kind == "image" or media.kind in plan.makers:
-            maker = plan.makers[media.kind][0] if media.kind in plan.makers else None
-            job = _image_job(media, media_plan, config, abs_dest_root, abs_source_root, maker)
-        else:
-            job = _video_job(media, media_plan, config, abs_dest_root, abs_source_root, ffmpeg)
-        if media_plan.sealed:
-            job = replace(job, seal=plan.seals[gallery.albums[media.album_uri].zone])
-        yield job
+        yield media_job(gallery, plan, config, abs_dest_root, abs_source_root, ffmpeg, uri, media_plan)
+
+
+def media_job(
+    gallery: Gallery, plan: SitePlan, config: Config, abs_dest_root: str, abs_source_root: str,
+    ffmpeg: str | None, uri: str, media_plan: MediaPlan | None = None,
+) -> ImageJob | VideoJob:
+    """The job that makes every derivative of one media (plan_jobs makes each so): made again from its
+    uri alone, it is the same job (see process.todo)."""
+    media = gallery.media[uri]
+    media_plan = media_plan or plan.media[uri]
+    if media.kind == "image" or media.kind in plan.makers:
+        maker = plan.makers[media.kind][0] if media.kind in plan.makers else None
+        job = _image_job(media, media_plan, config, abs_dest_root, abs_source_root, maker)
+    else:
+        job = _video_job(media, media_plan, config, abs_dest_root, abs_source_root, ffmpeg)
+    if media_plan.sealed:
+        job = replace(job, seal=plan.seals[gallery.albums[media.album_uri].zone])
+    return job
 
 
 def video_geometry(width: int, height: int, max_size: int) -> tuple[int, int]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..write.relocate import LinksOut, Relocator
 from .plan import SitePlan
 from .specs import ImageJob, VideoJob
+from .todo import Todo
 
 if TYPE_CHECKING:
     from ..cache import BuildCache
@@ -31,14 +32,18 @@ def _abs(root: str, dest_uri: str) -> str:
 def remaining_jobs(
     jobs: Callable[[Callable[[str], bool]], Iterable[ImageJob | VideoJob]], plan: SitePlan, cache: BuildCache,
     output: Path, forced: Callable[[str], bool], damaged: dict[str, int | None],
-) -> tuple[list[ImageJob | VideoJob], int]:
+    make: Callable[[str], ImageJob | VideoJob] | None = None,
+) -> tuple[Todo, int]:
     """The jobs with work left (see remaining), and how many derivatives were moved into place from
-    another folder instead. The files moved, and those found as made though their time changed, are
-    stamped in the cache's manifest. forced(media uri): redo all of that media's job.
+    another folder instead. The outputs the jobs will write are reserved in the cache's manifest (see
+    reserve_outputs); the files moved, and those found as made though their time changed, are stamped
+    there. forced(media uri): redo all of that media's job.
 
     jobs(unfinished): the planned jobs (plan.plan_jobs), which need not make the job of a media for
     which unfinished(uri) is False: every output in place, nothing forced or damaged, its placeholder
-    known. A rebuild after one change then makes one job, not one per photo of the library."""
+    known. A rebuild after one change then makes one job, not one per photo of the library.
+    make(uri): that media's planned job again (plan.media_job): a job with all its work left is then
+    held as its uri (see process.todo)."""
     known = _Placeholders(cache)
     relocate = Relocator(cache, output)
     leads_out = LinksOut(output)
@@ -59,12 +64,18 @@ def remaining_jobs(
             return True
         return not exists(_abs(root, thumb)) or not all(exists(_abs(root, dest)) for dest in uris)
 
-    todo = [
-        job for job in (
-            remaining(job, plan, known, output, forced(job.job_id), relocate, leads_out, damaged, touched)
-            for job in jobs(unfinished)
-        ) if job
-    ]
+    todo = Todo(make)
+    writes: list[str] = []
+    for job in jobs(unfinished):
+        left = remaining(job, plan, known, output, forced(job.job_id), relocate, leads_out, damaged, touched)
+        if left is None:
+            continue
+        todo.add(left, planned=left is job)
+        writes.extend(spec.dest_uri for spec in left.outputs)
+        if len(writes) >= 50_000:
+            cache.reserve_outputs(writes)
+            writes.clear()
+    cache.reserve_outputs(writes)
     known.clear()  # (every placeholder name of the library, when they were read: let go now)
     cache.stamp_outputs(relocate.moved + touched)
     return todo, len(relocate.moved)

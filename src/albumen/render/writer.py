@@ -196,8 +196,8 @@ class EarlyPages:
     fails later: their album has media that were made, and its page count depends only on those.
     """
 
-    def __init__(self, gallery: Gallery, todo: list, paced: bool = True, later: Container[str] = ()) -> None:
-        """todo: the jobs not made yet. paced: leave gaps between slices of work (see work), in which
+    def __init__(self, gallery: Gallery, todo: Iterable[str], paced: bool = True, later: Container[str] = ()) -> None:
+        """todo: the media whose jobs are not made yet. paced: leave gaps between slices of work (see work), in which
         several workers get their next tasks (one worker has enough queued ahead). Pages are written
         once `writer` is set. later: albums whose pages wait for every image (a password album's
         manifest lists its sub-albums' photos too)."""
@@ -213,13 +213,13 @@ class EarlyPages:
                 covers.setdefault(cover, []).append(uri)
         self.waits: dict[str, int] = dict.fromkeys(albums, 0)  # album -> media it shows not made yet
         self.covers: dict[str, list[str]] = {}
-        for job in todo:
-            owner = gallery.media[job.job_id].album_uri
+        for uri in todo:
+            owner = gallery.media[uri].album_uri
             if owner in self.waits:
                 self.waits[owner] += 1
-            for album in covers.get(job.job_id, ()):
+            for album in covers.get(uri, ()):
                 self.waits[album] += 1
-                self.covers.setdefault(job.job_id, []).append(album)
+                self.covers.setdefault(uri, []).append(album)
         for uri in albums:
             if uri in later:
                 self.waits[uri] += 1 << 40  # never ready
