@@ -15,7 +15,7 @@ from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Mu
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from hashlib import sha256
-from itertools import compress
+from itertools import compress, islice
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
@@ -180,22 +180,31 @@ class MediaPlans(MutableMapping[str, MediaPlan]):
     asks only for the plans of the albums that change reaches, and of the photos the stream pages and
     feeds it renders show. A million photos' plans took ~5 s and ~300 MB to make all at once.
 
-    Its keys are the gallery's media (the mapping given, read as it is when asked)."""
+    Its keys are the gallery's media (the mapping given, read as it is when asked).
 
-    def __init__(self, make: Callable[[str], MediaPlan], media: Mapping[str, Media]) -> None:
+    held: how many plans made are kept at most (None: all), the oldest let go first and made again when
+    asked for again (the same plan): a first build asks for every plan, several times, and a million
+    photos' plans held were ~300 MB. A plan set (not made here) is always kept."""
+
+    def __init__(self, make: Callable[[str], MediaPlan], media: Mapping[str, Media], held: int | None = None) -> None:
         self._make = make
         self._media = media
         self._plans: dict[str, MediaPlan] = {}
+        self._held = held
 
     def __getitem__(self, uri: str) -> MediaPlan:
         plan = self._plans.get(uri)
         if plan is None:
             if uri not in self._media:
                 raise KeyError(uri)
+            if self._held is not None and len(self._plans) >= self._held:
+                for old in list(islice(self._plans, len(self._plans) // 2)):
+                    del self._plans[old]
             plan = self._plans[uri] = self._make(uri)
         return plan
 
     def __setitem__(self, uri: str, plan: MediaPlan) -> None:
+        self._held = None  # (one set would be let go as one made)
         self._plans[uri] = plan
 
     def __delitem__(self, uri: str) -> None:
@@ -211,6 +220,9 @@ class MediaPlans(MutableMapping[str, MediaPlan]):
 
     def __len__(self) -> int:
         return len(self._media) + sum(1 for uri in self._plans if uri not in self._media)
+
+
+PLANS_HELD = 100_000  # media plans kept made at most (see MediaPlans)
 
 
 @lru_cache(maxsize=1)
@@ -327,10 +339,10 @@ def plan_site(
             return _plan_image(media, plan.media_dirs[uri], config, filters, uri in plan.covers)
         return _plan_video(media, plan.media_dirs[uri], config, plan.video_encoder, filters)
 
-    plan.media = MediaPlans(make, gallery.media)
     # plugins (their media kinds and filters are asked for in media order) and password albums (sealed
-    # below) have every plan made now; else each is made when first asked for (see MediaPlans)
+    # below) have every plan made now, and kept; else each is made when first asked for (see MediaPlans)
     every = plugins is not None or bool(units)
+    plan.media = MediaPlans(make, gallery.media, None if every else PLANS_HELD)
     everything = gallery.media.values()
     # (else only the animations are looked at, told by their frames without a loop of Python's)
     for media in everything if every else compress(everything, map((1).__lt__, map(_FRAMES, everything))):

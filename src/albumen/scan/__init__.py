@@ -120,6 +120,21 @@ def scan_source(
     made: list[tuple[str, str, bytes]] = []
     seen = _Seen(records)
 
+    def made_now(listing: DirListing, own: dict[str, FileRecord]) -> None:
+        """Make a folder whose every file's record is at hand (own), and its snapshot; its media are then
+        those of the snapshot, as a folder taken from one (a build's media read their facts again)."""
+        nonlocal made
+        found = _scan_folder(listing, own, tz, config.file_dates, kinds)
+        key = keys[listing.src_uri]
+        seen.names[listing.src_uri] = {entry.name for entry in listing.files}
+        made.append((listing.src_uri, key, snapshots.dump(found)))
+        fetch = partial(cache.get_folder, listing.src_uri, key) if reread else None
+        kept[listing.src_uri] = snapshots.load(made[-1][2], fetch) if reread else found
+        listing.drop_files()
+        if len(made) >= _SNAPSHOTS_AT_ONCE:
+            cache.put_folders(made)
+            made = []
+
     for listing in listings:
         if settings is not None:
             key = keys[listing.src_uri] = snapshots.listing_key(listing, settings, (folders or {}).get(listing.src_uri))
@@ -156,25 +171,33 @@ def scan_source(
         # every file's record is in the cache (a folder whose listing changed, or every folder when the
         # scan's settings or code did): made now, and its snapshot, whose media hold what a folder taken
         # from one holds (a million photos' records and media, all held till the end, peaked at 1.5 GiB)
-        found = _scan_folder(listing, own, tz, config.file_dates, kinds)
-        seen.names[listing.src_uri] = {entry.name for entry in listing.files}
-        made.append((listing.src_uri, key, snapshots.dump(found)))
-        kept[listing.src_uri] = snapshots.load(made[-1][2], fetch) if reread else found
-        listing.drop_files()
-        if len(made) >= _SNAPSHOTS_AT_ONCE:
-            cache.put_folders(made)
-            made = []
+        made_now(listing, own)
     if todo:
         reporter.phase("Reading metadata", total=len(todo))
         max_pixels = config.images.max_pixels
+        # a folder is made as its last file is read (see made_now), and its records let go: a first
+        # build does not hold every photo's record till the last is read
+        left: dict[str, int] = {}
+        for src_uri, _ in todo:
+            folder = src_uri.rpartition("/")[0]
+            left[folder] = left.get(folder, 0) + 1
+        reading = {listing.src_uri: listing for listing in listings if listing.src_uri in left}
         for (src_uri, entry), record, lasting in _read_all(todo, max_pixels, pool, readers):
             records[src_uri] = _share_equal_values(record, shared)
+            folder = src_uri.rpartition("/")[0]
             if lasting:
                 cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
             else:  # a failure the next build may not meet: the file is read again then
                 gallery.unsettled += 1
-                unsettled.add(src_uri.rpartition("/")[0])
+                unsettled.add(folder)
             reporter.advance(src_uri)
+            left[folder] -= 1
+            if not left[folder] and settings is not None and folder not in unsettled:
+                listing = reading.pop(folder)
+                prefix = f"{folder}/" if folder else ""
+                made_now(listing, {uri: records.pop(uri) for uri in (prefix + e.name for e in listing.all_files())
+                                   if uri in records})
+        del reading, left
     cache.flush()
     # (the folders made above are among those kept, but their files are looked at: see _Seen)
     cache.forget_missing(seen, kept.keys() - seen.names.keys(), (listing.src_uri for listing in listings))
@@ -191,7 +214,8 @@ def scan_source(
         gallery.warnings += found.warnings
     if settings is not None:
         cache.put_folders(made, set(keys))
-    del made, keys
+    made.clear()
+    keys.clear()
     if "" in albums:
         album = albums[""]
         album.title = config.title or (album.sidecar and meta_text(album.sidecar.meta, "title")) or root_name
