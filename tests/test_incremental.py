@@ -1174,3 +1174,62 @@ def test_the_output_looked_at_in_spans_by_workers_is_found_as_one_look_finds_it(
             assert outputs_not_as_written_by(pool, str(site), cache.output_spans(8)) == alone
     finally:
         cache.close()
+
+
+def test_a_first_build_holds_its_jobs_as_uris_its_plans_bounded_and_its_media_as_snapshots(tmp_path, monkeypatch):
+    """What a first build needs once for every photo is not all held till its end: the jobs left are
+    their media's uris (process.todo), made again as they are sent; media plans are let go past
+    PLANS_HELD and made again when asked for; a folder is made as its last file is read, its media
+    those of its snapshot, whose facts are read again from the cache. The site is the one a build
+    holding everything makes, and a rebuild makes nothing."""
+    import albumen.build
+    import albumen.process.plan as plan_module
+    import albumen.scan
+    from albumen import model as albumen_model
+
+    src = tmp_path / "photos"
+    for album in ("A", "B", "C", "D"):
+        for i in range(3):
+            make_jpeg(src / album / f"p{i}.jpg", size=(90, 60), date=f"2024:05:0{i + 1} 10:00:00")
+    (src / "B" / "p1.md").write_text("---\ntitle: Harbour\n---\nA *boat*.\n")
+    clean = tmp_path / "clean"
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "clean-cache"))
+    build_site(src, clean)
+
+    monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(albumen.scan, "_SNAPSHOTS_AT_ONCE", 2)
+    monkeypatch.setattr(plan_module, "PLANS_HELD", 3)
+    held: list[list] = []
+    real_run_jobs = albumen.build.run_jobs
+
+    def run_jobs(todo, makers):
+        held.append(list(todo.small))
+        return real_run_jobs(todo, makers)
+
+    made = []
+    real_plan_image = plan_module._plan_image
+
+    def plan_image(media, *args):
+        made.append(media.src_uri)
+        return real_plan_image(media, *args)
+
+    read: list[bool] = []
+    real_of = albumen_model.LazyFacts.of
+
+    def of(self, name):
+        read.append(self.blob is None)  # (None: read again from the cache, not held)
+        return real_of(self, name)
+
+    monkeypatch.setattr(albumen.build, "run_jobs", run_jobs)
+    monkeypatch.setattr(plan_module, "_plan_image", plan_image)
+    monkeypatch.setattr(albumen_model.LazyFacts, "of", of)
+    site = tmp_path / "site"
+    assert "read 12 new or changed files" in build_site(src, site, "-v").output
+    [items] = held
+    assert sorted(items) == sorted(f"{a}/p{i}.jpg" for a in "ABCD" for i in range(3))  # uris, not jobs
+    assert len(made) > 12 and set(made) == set(items)  # plans let go were made again
+    assert read and all(read)  # the media of folders read now are their snapshots'
+    assert tree_digest(site) == tree_digest(clean)
+    assert "A *boat*" not in (site / "b" / "p1" / "index.html").read_text()
+    assert "<em>boat</em>" in (site / "b" / "p1" / "index.html").read_text()
+    assert "nothing changed" in build_site(src, site).output
