@@ -85,7 +85,11 @@ def _share_equal_values(record: FileRecord, shared: dict) -> FileRecord:
     """Equal metadata becomes one shared object (frozen values, so nothing can tell the difference):
     photos of one camera, or of one size and format, do not each hold a copy read from its file.
     Done as each record arrives, so the copies are let go one at a time (their memory is reused by
-    the next record) instead of all being held until the scan ends."""
+    the next record) instead of all being held until the scan ends. At most _SHARED values are
+    kept to share: each photo's metadata with its own date is a value of its own, and a first build
+    of a million photos held every one of them till the scan's end (~1 KB a photo)."""
+    if len(shared) >= _SHARED:
+        shared.clear()
     try:
         if record.info is not None:
             record.info = shared.setdefault(record.info, record.info)
@@ -110,6 +114,7 @@ def read_media_batch(
     return [read_media_file(abs_path, name, max_pixels, kinds) for abs_path, name in batch]
 
 
+_SHARED = 10_000  # values kept to share (see _share_equal_values)
 _BATCH = 32  # files per task, or fewer when they add up to _BATCH_BYTES (hashing is most of the work)
 _BATCH_BYTES = 32 << 20
 
@@ -129,9 +134,14 @@ def _batches(todo: list[tuple[str, FileEntry]]) -> list[tuple[tuple[str, FileEnt
     return batches
 
 
+def _payload(batch: tuple[tuple[str, FileEntry], ...]) -> tuple[tuple[str, str], ...]:
+    """What a worker is given to read a batch: (path, name) of each file."""
+    return tuple((entry.abs_path, entry.name) for _, entry in batch)
+
+
 def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPool | None, kinds: tuple = ()):
     """(item, FileRecord, lasting) for every file to read, read in batches by the pool's worker
-    processes, never by this one: the parsers of some formats are native code (libheif, libwebp,
+    processes (todo is emptied once batched: each batch is let go once read), never by this one: the parsers of some formats are native code (libheif, libwebp,
     libavif, FFmpeg), and one that crashes on a hostile file must cost that file only. lasting:
     False when reading failed in a way the next build may not meet (see TaskFailed); a crash is
     lasting (the same bytes crash the same parser again)."""
@@ -140,18 +150,16 @@ def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPo
             yield from _read_all(todo, max_pixels, own, kinds)
         return
     reader = partial(read_media_batch, max_pixels=max_pixels, kinds=kinds)
-    payloads = {tuple((e.abs_path, e.name) for _, e in b): b for b in _batches(todo)}
+    batches = _batches(todo)
+    todo.clear()  # (its items are held by their batches, each let go once read: see WorkerPool.run)
     retry: list[tuple[str, FileEntry]] = []
-    for payload, result in pool.run(reader, list(payloads), timeout=300):
-        batch = payloads[payload]
+    for batch, result in pool.run(reader, batches, timeout=300, prepare=_payload):
         if isinstance(result, TaskFailed):
             retry.extend(batch)  # find the one bad file: read the batch's files one by one
             continue
         for item, record in zip(batch, result, strict=True):
             yield item, record, True
-    single = {((e.abs_path, e.name),): (uri, e) for uri, e in retry}
-    for payload, result in pool.run(reader, list(single), timeout=120):
-        item = single[payload]
+    for (item,), result in pool.run(reader, [(item,) for item in retry], timeout=120, prepare=_payload):
         if isinstance(result, TaskFailed):
             yield item, FileRecord("broken", None, reason=f"cannot read file: {result}"), result.lasting
         else:
