@@ -9,7 +9,8 @@ its EXIF orientation, Pillow encodes it (quality 85, optimized, 4:2:0; baseline 
 or progressive with --progressive, as Sigal writes them); the thumbnail, 210 px high, is made from the
 800 px image and encoded the same way (baseline). The same libraries and steps as
 Albumen's workers, and nothing else: no metadata beyond the orientation, no content hash, no pages,
-no cache, no placeholder, no atomic writes. Freed memory is kept for the next photo, as
+no cache, no placeholder, no atomic writes. A thumbnail the size of the image is the same
+file, encoded once and written twice, as Albumen does. Freed memory is kept for the next photo, as
 Albumen's workers do (without it, page faults cost ~10 ms per photo). `bench.py full` runs it beside Sigal and Albumen, so the
 Sigal/floor ratio is the most any tool built on these decoders could reach on this machine.
 """
@@ -62,13 +63,16 @@ def make(task: tuple[str, str]) -> int:
     image = _upright(image.copy_memory(), orientation)
     thumb = image.resize(THUMB_HEIGHT / image.height, kernel="lanczos3") if image.height > THUMB_HEIGHT else image
     stem = os.path.splitext(os.path.basename(src))[0]
+    encoded = None
     for suffix, picture in ((".jpg", image), (".thumb.jpg", thumb)):
-        pil = Image.frombuffer("RGB", (picture.width, picture.height), picture.write_to_memory(), "raw", "RGB", 0, 1)
-        buf = io.BytesIO()
-        pil.save(buf, "JPEG", quality=QUALITY, optimize=True, progressive=PROGRESSIVE[0] and suffix == ".jpg",
-                 subsampling=2)
+        if encoded is None or picture is not image or PROGRESSIVE[0]:  # (a thumbnail the image's size: the same file)
+            pil = Image.frombuffer("RGB", (picture.width, picture.height), picture.write_to_memory(), "raw", "RGB", 0, 1)
+            buf = io.BytesIO()
+            pil.save(buf, "JPEG", quality=QUALITY, optimize=True, progressive=PROGRESSIVE[0] and suffix == ".jpg",
+                     subsampling=2)
+            encoded = buf.getvalue()
         with open(os.path.join(out, stem + suffix), "wb") as f:
-            f.write(buf.getvalue())
+            f.write(encoded)
     return 2
 
 
@@ -87,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--progressive", action="store_true",
                     help="progressive JPEGs, as Sigal writes them (default: baseline, as Albumen does by default)")
+    ap.add_argument("--chunksize", type=int, default=1,
+                    help="photos per task (default 1; bench/tiny.py gives 16, as Albumen batches small photos)")
     a = ap.parse_args(argv)
     PROGRESSIVE[0] = a.progressive
     files = sorted((p for p in a.src.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg")), key=lambda p: -p.stat().st_size)
@@ -96,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         tasks.append((str(path), str(folder)))
     with multiprocessing.get_context("fork").Pool(a.jobs, initializer=_start) as pool:
-        made = sum(pool.imap_unordered(make, tasks, chunksize=1))
+        made = sum(pool.imap_unordered(make, tasks, chunksize=a.chunksize))
     print(f"made {made} derivatives of {len(files)} images")
     return 0
 

@@ -10,6 +10,7 @@ Usage (from the repo root, with the Albumen venv; Sigal comes from bench/setup_s
     python bench/tiny.py 2000 --albumen-src ../other-tree/src   # another Albumen tree (PYTHONPATH)
     python bench/tiny.py 10000 --base-src /tmp/base/src         # and an older tree too, interleaved
                                                                 # (git archive COMMIT src | tar -x -C /tmp/base)
+    python bench/tiny.py 10000 --floor --work /dev/shm/tinyw    # and bench/floor.py too: the ceiling of the ratio
 
 The library: year/event folders as in bench/scale.py (log-normal event sizes, median ~40 photos,
 seed 24, none over a fifth of the library), each photo one of 32 JPEGs of 64 to 320 px on the long edge (landscape and portrait,
@@ -198,6 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--library", type=Path, help="library folder (default bench/corpora/small-N)")
     ap.add_argument("--albumen-src", type=Path, help="an Albumen source tree to build with (PYTHONPATH)")
     ap.add_argument("--base-src", type=Path, help="another Albumen source tree, built too as 'base' in every round")
+    ap.add_argument("--floor", action="store_true",
+                    help="run bench/floor.py too in every round: the image work alone, the most any tool on "
+                         "these libraries could reach (Sigal / floor is the ceiling of the ratio)")
     args = ap.parse_args(argv)
     work = (args.work or Path(f"/tmp/albumen-tiny-{args.n}")).resolve()
     library = make_library(args.n, (args.library or BENCH / "corpora" / f"small-{args.n}").resolve())
@@ -211,7 +215,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.base_src:
         envs["base"] = {**os.environ, "PYTHONPATH": str(args.base_src.resolve())}
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(args.base_src)], check=False)
-    tools = [t for t in ("sigal", "albumen", "base") if t in envs and (args.only is None or t in args.only.split(","))]
+    envs["floor"] = {**os.environ, "PYTHONPATH": str(BENCH)}
+    tools = [t for t in ("sigal", "albumen", "base", "floor")
+             if t in envs and (args.only is None or t in args.only.split(",")) and (t != "floor" or args.floor)]
     if "sigal" in tools and not SIGAL_PY.exists():
         subprocess.run(["bash", str(BENCH / "setup_sigal.sh")], check=True)
     # bytecode, as an installed package has (these machines set PYTHONDONTWRITEBYTECODE)
@@ -234,6 +240,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"(disk settled in {waited:.1f} s)", file=sys.stderr)
             if tool == "sigal":
                 cmd = [str(SIGAL_PY), "sigal", "build", "-q", "-c", str(work / "sigal.conf.py"), str(library), str(out)]
+            elif tool == "floor":  # (bench/floor.py: the image work alone, batched as Albumen batches small photos)
+                cmd = [sys.executable, "floor", str(library), str(out), "--chunksize", "16"]
             else:
                 cmd = [sys.executable, "albumen", "build", str(library), "-o", str(out), "-c",
                        str(work / "albumen.toml"), "-q"]
