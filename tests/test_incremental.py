@@ -1233,3 +1233,54 @@ def test_a_first_build_holds_its_jobs_as_uris_its_plans_bounded_and_its_media_as
     assert "A *boat*" not in (site / "b" / "p1" / "index.html").read_text()
     assert "<em>boat</em>" in (site / "b" / "p1" / "index.html").read_text()
     assert "nothing changed" in build_site(src, site).output
+
+
+def test_jobs_held_as_uris_are_made_as_they_are_sent_in_the_executors_order():
+    """process.todo: a planned job held as its uri is made (make) only when its task is sent, large jobs go
+    first, biggest first, small ones in the order given, 16 a task; a batch that fails is run again job by
+    job, each made again; results are paired by id."""
+    from albumen.pool import TaskFailed
+    from albumen.process.executor import run_jobs
+    from albumen.process.specs import ImageJob, JobResult
+    from albumen.process.todo import Todo
+
+    def job(uri: str, width: int) -> ImageJob:
+        return ImageJob(uri, f"/src/{uri}", "/out", "jpeg", 1, "srgb", width, 1000, 1, (), ())
+
+    sizes = {f"s{i}": 100 + i for i in range(20)} | {"big": 4000, "bigger": 6000, "part": 3000}
+    made: list[str] = []
+
+    def make(uri: str) -> ImageJob:
+        made.append(uri)
+        return job(uri, sizes[uri])
+
+    todo = Todo(make)
+    for uri in ("big", "s0", "part", "bigger", *(f"s{i}" for i in range(1, 20))):
+        todo.add(job(uri, sizes[uri]), planned=uri != "part")
+    assert todo.small[:2] == ["s0", "s1"] and len(todo) == 23 and not made
+    assert sorted(todo.ids()) == sorted(sizes)
+
+    class Pool:
+        sent: list[tuple[str, ...]] = []
+
+        def run(self, fn, items, timeout=None, ahead=2, prepare=None):
+            for item in list(items):
+                jobs = prepare(item)
+                if not isinstance(jobs, tuple):
+                    jobs = (jobs,)
+                assert all(isinstance(j, ImageJob) for j in jobs)
+                self.sent.append(tuple(j.job_id for j in jobs))
+                if len(jobs) > 1 and "s3" in self.sent[-1]:
+                    yield item, TaskFailed("the worker crashed")
+                else:
+                    results = [JobResult(j.job_id, ok=j.job_id != "s5") for j in jobs]
+                    yield item, results if fn.__name__.endswith("batch") else results[0]
+
+    pool = Pool()
+    results = list(run_jobs(todo, pool))
+    assert pool.sent[:3] == [("bigger",), ("big",), ("part",)]
+    assert pool.sent[3] == tuple(f"s{i}" for i in range(16))
+    assert pool.sent[5:] == [(f"s{i}",) for i in range(16)]  # the failed batch, job by job
+    assert sorted(r.job_id for r in results) == sorted(sizes)
+    assert [r.job_id for r in results if not r.ok] == ["s5"]
+    assert "part" not in made and made.count("s3") == 2  # held whole / made again for its retry
