@@ -1284,3 +1284,17 @@ def test_jobs_held_as_uris_are_made_as_they_are_sent_in_the_executors_order():
     assert sorted(r.job_id for r in results) == sorted(sizes)
     assert [r.job_id for r in results if not r.ok] == ["s5"]
     assert "part" not in made and made.count("s3") == 2  # held whole / made again for its retry
+
+
+def test_pages_written_early_are_listed_in_order_from_a_temporary_file(monkeypatch):
+    """render.writer._Names: the names of pages written before the progress display shows pages (a first
+    build's nearly every page) go to a temporary file past HELD, and come back whole and in order."""
+    from albumen.render.writer import _Names
+
+    monkeypatch.setattr(_Names, "HELD", 7)
+    names = _Names()
+    given = [f"année-{i}/ph\u00f6to {i}/index.html" for i in range(50)]
+    for name in given:
+        names.append(name)
+    assert names.file is not None and len(names.names) < 7
+    assert list(names) == given

@@ -28,6 +28,38 @@ if TYPE_CHECKING:  # Jinja and the page code are imported when the renderer is m
     from .pages import PageTask, SiteRenderer
 
 
+class _Names:
+    """Names in the order added, all but the last few thousand in a temporary file: a first build writes
+    nearly every page early, and a million pages' names held were ~130 MB (see PageWriter.attach)."""
+
+    HELD = 10_000
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.file = None
+
+    def append(self, name: str) -> None:
+        self.names.append(name)
+        if len(self.names) >= self.HELD:
+            if self.file is None:
+                import tempfile
+
+                self.file = tempfile.TemporaryFile()
+            self.file.write("".join(f"{n}\0" for n in self.names).encode("utf-8", "surrogateescape"))
+            self.names.clear()
+
+    def __iter__(self) -> Iterator[str]:
+        if self.file is not None:
+            self.file.seek(0)
+            tail = b""
+            while chunk := self.file.read(1 << 20):
+                *whole, tail = (tail + chunk).split(b"\0")
+                yield from (name.decode("utf-8", "surrogateescape") for name in whole)
+            self.file.close()
+            self.file = None
+        yield from self.names
+
+
 class PageWriter:
     """Renders and writes, in batches, the pages it is offered whose key changed (or that are missing,
     or forced), and counts every offered page among this build's outputs.
@@ -47,7 +79,7 @@ class PageWriter:
         self.report = report  # counts pages rendered, names the files replaced
         self.leads_out = LinksOut(report.output)  # a page behind such a link is written, so the sink refuses it
         self.reporter: Reporter | None = None  # pages count on the progress display once images are done
-        self.early: list[str] = []  # pages written before that (see EarlyPages), counted then
+        self.early = _Names()  # pages written before that (see EarlyPages), counted then
         self.offered: list = []
         self.held = 0  # media views held by the offered pages alone
         self.deferred_keys: dict[str, str] = {}  # pages waiting in the sink to replace the last build's
@@ -78,7 +110,7 @@ class PageWriter:
         self.reporter = reporter
         for dest_uri in self.early:
             reporter.advance(dest_uri)
-        self.early = []
+        self.early = _Names()
 
     def offer(self, task: PageTask) -> None:
         self.offered.append(task)
