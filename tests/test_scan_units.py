@@ -502,6 +502,23 @@ def _tree_of_every_case(src):
     (src / "2004" / "index.md").symlink_to(src / "2002" / "2002-01 Event" / "index.md")
 
 
+def test_the_walk_alone_keeps_plain_files_as_text_past_pack_from(tmp_path, monkeypatch):
+    """Past PACK_FROM files listed, the walk's own process keeps the plain files of the folders it lists
+    as text (listing.pack), as the workers send them (a first build of a million files): every folder
+    says what it says with each file an entry, but those with a .nomedia, which are listed as entries."""
+    import albumen.scan.walk as walk
+
+    src = tmp_path / "photos"
+    _tree_of_every_case(src)
+    ignore = ("*.tmp", "skipped")
+    alone = _walked(src, ignore)
+    monkeypatch.setattr(walk, "PACK_FROM", 5)
+    packed: list[str] = []
+    assert _walked(src, ignore, packed=packed) == alone
+    assert "2002/2002-01 Event" in packed and "2003/2003-02 Event" in packed and "2006/Partly" not in packed
+    assert "" not in packed and "2001/2001-01 Event" not in packed  # (the first 5 files: entries)
+
+
 def test_walk_with_the_workers_listing_folders_lists_what_the_walk_alone_lists(tmp_path):
     """walk_source(pool=...) has the workers list each tree of folders (list_tree) while it makes the
     listings: it must give exactly what the walk alone gives, on a tree of every case, with a real

@@ -20,7 +20,7 @@ from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
 from ..fsutil import NotRegularFile, open_regular
-from .listing import Packed, Prefetch, RawEntry, is_ignored, list_raw, utf8_name
+from .listing import Packed, Prefetch, RawEntry, is_ignored, list_raw, pack, utf8_name
 from .sidecar import decode_text
 
 if TYPE_CHECKING:
@@ -161,6 +161,12 @@ def _relative(real: str, real_root: str) -> str:
     return "" if real == real_root else real[len(real_root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
 
 
+# plain files listed by the walk's own process past which a folder's stay text (listing.pack), as the
+# workers send them: a first build (the workers do not help: see build.PARALLEL_WALK) of a million files
+# made an entry of each, ~460 MB held
+PACK_FROM = 25_000
+
+
 def walk_source(
     root: str, ignore: tuple[str, ...] = (), report: WalkReport | None = None, pool: WorkerPool | None = None
 ) -> Iterator[DirListing]:
@@ -177,6 +183,7 @@ def walk_source(
     """
     report = report if report is not None else WalkReport()
     prefetched = Prefetch(pool, ignore) if pool is not None else None
+    files = 0  # listed so far: past PACK_FROM, the plain files of the folders listed here stay text too
     real_root = os.path.realpath(root)
     seen: dict[tuple[int, int], str] = {}
     listed: set[str] = set()  # real_uri of every folder listed
@@ -210,12 +217,15 @@ def walk_source(
             raw = prefetched.take(abs_dir) if prefetched is not None else None
             if raw is None or (nomedia is not None and isinstance(raw, Packed)):  # (a .nomedia made since)
                 raw = list_raw(abs_dir, prefix, nomedia, ignore)
+                if files >= PACK_FROM and nomedia is None:
+                    raw = pack(raw)
         except OSError as exc:
             report.warnings.append(f"{src_uri or '.'}: cannot list folder ({exc.strerror})")
             continue
         listed.add(real_uri)
         subdirs: list[tuple[str, str, str, LinkEntry | None]] = []
         _list_folder(raw, listing, real_uri, real_root, nomedia, ignore, report, subdirs, pending)
+        files += listing.file_count()
         yield listing
         stack.extend(reversed(subdirs))
         if prefetched is not None and not prefetched.started and len(stack) > 2 and not pending:
