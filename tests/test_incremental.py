@@ -1179,8 +1179,9 @@ def test_the_output_looked_at_in_spans_by_workers_is_found_as_one_look_finds_it(
 def test_a_first_build_holds_its_jobs_as_uris_its_plans_bounded_and_its_media_as_snapshots(tmp_path, monkeypatch):
     """What a first build needs once for every photo is not all held till its end: the jobs left are
     their media's uris (process.todo), made again as they are sent; media plans are let go past
-    PLANS_HELD and made again when asked for; a folder is made as its last file is read, its media
-    those of its snapshot, whose facts are read again from the cache. The site is the one a build
+    PLANS_HELD and made again when asked for; the files are read _READ_AT_ONCE at a time (whole
+    folders), a folder made as its last file is read, its media those of its snapshot, whose facts are
+    read again from the cache. The site is the one a build
     holding everything makes, and a rebuild makes nothing."""
     import albumen.build
     import albumen.process.plan as plan_module
@@ -1198,6 +1199,7 @@ def test_a_first_build_holds_its_jobs_as_uris_its_plans_bounded_and_its_media_as
 
     monkeypatch.setenv("ALBUMEN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(albumen.scan, "_SNAPSHOTS_AT_ONCE", 2)
+    monkeypatch.setattr(albumen.scan, "_READ_AT_ONCE", 4)  # (read two folders at a time)
     monkeypatch.setattr(plan_module, "PLANS_HELD", 3)
     held: list[list] = []
     real_run_jobs = albumen.build.run_jobs

@@ -135,7 +135,38 @@ def scan_source(
             cache.put_folders(made)
             made = []
 
-    for listing in listings:
+    reading = False  # (the phase shown)
+    chunk: dict[str, DirListing] = {}  # the folders of the files in todo
+
+    def read(todo: list[tuple[str, FileEntry]], folders: dict[str, DirListing], more: int) -> None:
+        """Read these files (of these folders); more: how many files may be read after them."""
+        nonlocal reading
+        if not reading:
+            reporter.phase("Reading metadata", total=len(todo) + more)
+            reading = True
+        # a folder is made as its last file is read (see made_now), and its records let go: a first
+        # build does not hold every photo's record till the last is read
+        left: dict[str, int] = {}
+        for src_uri, _ in todo:
+            folder = src_uri.rpartition("/")[0]
+            left[folder] = left.get(folder, 0) + 1
+        for (src_uri, entry), record, lasting in _read_all(todo, config.images.max_pixels, pool, readers):
+            records[src_uri] = _share_equal_values(record, shared)
+            folder = src_uri.rpartition("/")[0]
+            if lasting:
+                cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
+            else:  # a failure the next build may not meet: the file is read again then
+                gallery.unsettled += 1
+                unsettled.add(folder)
+            reporter.advance(src_uri)
+            left[folder] -= 1
+            if not left[folder] and settings is not None and folder not in unsettled:
+                listing = folders[folder]
+                prefix = f"{folder}/" if folder else ""
+                made_now(listing, {uri: records.pop(uri) for uri in (prefix + e.name for e in listing.all_files())
+                                   if uri in records})
+
+    for n, listing in enumerate(listings):
         if settings is not None:
             key = keys[listing.src_uri] = snapshots.listing_key(listing, settings, (folders or {}).get(listing.src_uri))
             blob = cache.get_folder(listing.src_uri, key)
@@ -167,37 +198,19 @@ def scan_source(
                 own[src_uri] = _share_equal_values(record, shared)
         if settings is None or len(todo) > waiting:
             records.update(own)
+            chunk[listing.src_uri] = listing
+            if settings is not None and len(todo) >= _READ_AT_ONCE:
+                # read now, these folders made as they are read: a first build of a million photos does
+                # not make every file's entry before it reads one (~370 bytes a file)
+                read(todo, chunk, sum(other.file_count() for other in listings[n + 1 :]))
+                todo, chunk = [], {}
             continue
         # every file's record is in the cache (a folder whose listing changed, or every folder when the
         # scan's settings or code did): made now, and its snapshot, whose media hold what a folder taken
         # from one holds (a million photos' records and media, all held till the end, peaked at 1.5 GiB)
         made_now(listing, own)
     if todo:
-        reporter.phase("Reading metadata", total=len(todo))
-        max_pixels = config.images.max_pixels
-        # a folder is made as its last file is read (see made_now), and its records let go: a first
-        # build does not hold every photo's record till the last is read
-        left: dict[str, int] = {}
-        for src_uri, _ in todo:
-            folder = src_uri.rpartition("/")[0]
-            left[folder] = left.get(folder, 0) + 1
-        reading = {listing.src_uri: listing for listing in listings if listing.src_uri in left}
-        for (src_uri, entry), record, lasting in _read_all(todo, max_pixels, pool, readers):
-            records[src_uri] = _share_equal_values(record, shared)
-            folder = src_uri.rpartition("/")[0]
-            if lasting:
-                cache.put_file(src_uri, entry.size, entry.mtime_ns, record)
-            else:  # a failure the next build may not meet: the file is read again then
-                gallery.unsettled += 1
-                unsettled.add(folder)
-            reporter.advance(src_uri)
-            left[folder] -= 1
-            if not left[folder] and settings is not None and folder not in unsettled:
-                listing = reading.pop(folder)
-                prefix = f"{folder}/" if folder else ""
-                made_now(listing, {uri: records.pop(uri) for uri in (prefix + e.name for e in listing.all_files())
-                                   if uri in records})
-        del reading, left
+        read(todo, chunk, 0)
     cache.flush()
     # (the folders made above are among those kept, but their files are looked at: see _Seen)
     cache.forget_missing(seen, kept.keys() - seen.names.keys(), (listing.src_uri for listing in listings))
@@ -231,6 +244,7 @@ def scan_source(
 
 
 _SNAPSHOTS_AT_ONCE = 1000  # folder snapshots made by the scan are written to the cache so many at a time
+_READ_AT_ONCE = 50_000  # files to read gathered before they are read (whole folders: see scan_source)
 
 
 class _Seen:
