@@ -74,14 +74,17 @@ class CachedSitemap:
         self._send()
         pieces = [(sort_key(album, ""), (album, *_counted(digest_with_count(digest, count))))
                   for album, digest, count in self.cache.sitemap_settled_digests()]
-        after, listed = "", []
-        while rows := self.cache.sitemap_lines(after, 2000):
-            listed += ((album, line) for _, url, album, line in rows if url is not None)  # (not a settled album's)
-            after = rows[-1][0]
-        pieces += ((sort_key(piece[0], ""), piece) for piece in pieces_of(listed))
-        del listed
+        pieces += ((sort_key(piece[0], ""), piece) for piece in pieces_of(self._listed()))
         pieces.sort(key=itemgetter(0))
         return [piece for _, piece in pieces]
+
+    def _listed(self) -> Iterator[tuple[str | None, str]]:
+        """(album, line) of the listed albums and the pages of no album, in key order, read a few at a time
+        (a first build lists every album: a million pages' lines held were ~200 MB)."""
+        after = ""
+        while rows := self.cache.sitemap_lines(after, 2000):
+            yield from ((album, line) for _, url, album, line in rows if url is not None)  # (not a settled album's)
+            after = rows[-1][0]
 
     def lines(self, first: str | None, last: str | None) -> Iterator[str]:
         self._send()

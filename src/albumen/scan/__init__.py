@@ -126,7 +126,7 @@ def scan_source(
         nonlocal made
         found = _scan_folder(listing, own, tz, config.file_dates, kinds)
         key = keys[listing.src_uri]
-        seen.names[listing.src_uri] = {entry.name for entry in listing.files}
+        seen.add(listing.src_uri, (entry.name for entry in listing.files))
         made.append((listing.src_uri, key, snapshots.dump(found)))
         fetch = partial(cache.get_folder, listing.src_uri, key) if reread else None
         kept[listing.src_uri] = snapshots.load(made[-1][2], fetch) if reread else found
@@ -249,17 +249,21 @@ _READ_AT_ONCE = 50_000  # files to read gathered before they are read (whole fol
 
 class _Seen:
     """The files the scan saw (see ScanCache.forget_missing): those whose records it holds, and those of
-    the folders it made as it went, by their names (held by the walk's entries already)."""
+    the folders it made as it went, by their names (one text a folder, "\0name\0name\0": the walk's
+    entries are let go as the folders are made, and a million names in sets were ~90 MB)."""
 
     def __init__(self, records: dict[str, FileRecord]) -> None:
         self.records = records
-        self.names: dict[str, set[str]] = {}
+        self.names: dict[str, str] = {}
+
+    def add(self, folder: str, names: Iterable[str]) -> None:
+        self.names[folder] = "\0" + "".join(f"{name}\0" for name in names)
 
     def __contains__(self, uri: object) -> bool:
         if uri in self.records:
             return True
         folder, _, name = str(uri).rpartition("/")
-        return name in self.names.get(folder, ())
+        return folder in self.names and f"\0{name}\0" in self.names[folder]
 
 
 def _read_album(listing: DirListing, gallery: Gallery, tz: tzinfo) -> Album:
