@@ -222,7 +222,7 @@ class MediaPlans(MutableMapping[str, MediaPlan]):
         return len(self._media) + sum(1 for uri in self._plans if uri not in self._media)
 
 
-PLANS_HELD = 100_000  # media plans kept made at most (see MediaPlans)
+PLANS_HELD = 20_000  # media plans kept made at most (see MediaPlans; ~300 bytes each)
 
 
 @lru_cache(maxsize=1)
