@@ -741,6 +741,22 @@ def test_snapshot_facts_are_read_again_from_the_cache_not_held(tmp_path):
         gone.media[0].size  # noqa: B018
 
 
+def _fact_reads(monkeypatch) -> list[bool]:
+    """Every read of a snapshot media's facts from here on (model.LazyFacts.of): True for each one read
+    again from the build cache (its piece not held), False for one read from a piece held."""
+    from albumen import model as albumen_model
+
+    read: list[bool] = []
+    real_of = albumen_model.LazyFacts.of
+
+    def of(self, name):
+        read.append(self.blob is None)
+        return real_of(self, name)
+
+    monkeypatch.setattr(albumen_model.LazyFacts, "of", of)
+    return read
+
+
 def test_a_build_reads_snapshot_facts_from_its_cache_and_keeps_none_after(tmp_path, monkeypatch):
     """A rebuild after a caption is added takes the other album from its snapshot, whose media read their
     facts again from the build's cache (the cover shown on the home page); once the build ends, none is
@@ -752,14 +768,7 @@ def test_a_build_reads_snapshot_facts_from_its_cache_and_keeps_none_after(tmp_pa
         for i in range(2):
             make_jpeg(src / album / f"p{i}.jpg", size=(90, 60), date=f"2024:05:0{i + 1} 10:00:00")
     build_site(src, site)
-    read: list[int] = []
-    real_of = albumen_model.LazyFacts.of
-
-    def of(self, name):
-        read.append(self.blob is None)  # (None: read again from the cache, not held)
-        return real_of(self, name)
-
-    monkeypatch.setattr(albumen_model.LazyFacts, "of", of)
+    read = _fact_reads(monkeypatch)
     (src / "A" / "p0.md").write_text("---\ntitle: New\n---\n")
     build_site(src, site)
     assert read and all(read) and not albumen_model._READ
@@ -1186,7 +1195,6 @@ def test_a_first_build_holds_its_jobs_as_uris_its_plans_bounded_and_its_media_as
     import albumen.build
     import albumen.process.plan as plan_module
     import albumen.scan
-    from albumen import model as albumen_model
 
     src = tmp_path / "photos"
     for album in ("A", "B", "C", "D"):
@@ -1215,16 +1223,9 @@ def test_a_first_build_holds_its_jobs_as_uris_its_plans_bounded_and_its_media_as
         made.append(media.src_uri)
         return real_plan_image(media, *args)
 
-    read: list[bool] = []
-    real_of = albumen_model.LazyFacts.of
-
-    def of(self, name):
-        read.append(self.blob is None)  # (None: read again from the cache, not held)
-        return real_of(self, name)
-
     monkeypatch.setattr(albumen.build, "run_jobs", run_jobs)
     monkeypatch.setattr(plan_module, "_plan_image", plan_image)
-    monkeypatch.setattr(albumen_model.LazyFacts, "of", of)
+    read = _fact_reads(monkeypatch)
     site = tmp_path / "site"
     assert "read 12 new or changed files" in build_site(src, site, "-v").output
     [items] = held

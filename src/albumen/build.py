@@ -274,6 +274,7 @@ def _run(
     # back by the next build with nothing changed, which looks at every file the last one wrote)
     renderer = make_renderer(gallery, plan, cache, config, theme, plugins, str(output), folders)
     settled = set() if damaged or options.force else {u for u in renderer.settled_albums() if not forced(u)}
+
     def job(uri: str):  # one media's planned job, made again (see process.todo)
         return media_job(gallery, plan, config, str(output), str(source), ffmpeg, uri)
 

@@ -9,6 +9,7 @@ job is held as its media's uri, and made again from the plan when it is sent to 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 
 from .specs import ImageJob, VideoJob
 
@@ -27,7 +28,6 @@ class Todo:
         self._large: list[tuple[int, Item]] = []  # (how big, item)
         self.small: list[Item] = []
         self.videos = 0
-        self.count = 0
 
     @classmethod
     def of(cls, jobs: Iterable[ImageJob | VideoJob]) -> Todo:
@@ -39,7 +39,6 @@ class Todo:
 
     def add(self, job: ImageJob | VideoJob, planned: bool = False) -> None:
         """planned: the job is make(job.job_id) (its media's planned job whole): only its uri is held."""
-        self.count += 1
         if isinstance(job, VideoJob):
             self.videos += 1
             self._large.append((job.src_width * job.src_height * 1000, job))  # (held whole: its own time limit)
@@ -53,14 +52,14 @@ class Todo:
 
     def large(self) -> list[Item]:
         """The large jobs, biggest first (those as big in the order given)."""
-        self._large.sort(key=_first, reverse=True)
+        self._large.sort(key=itemgetter(0), reverse=True)
         return [item for _, item in self._large]
 
     def clear(self) -> None:
         self._large, self.small = [], []
 
     def __len__(self) -> int:
-        return self.count
+        return len(self._large) + len(self.small)
 
     def job(self, item: Item) -> ImageJob | VideoJob:
         return self.make(item) if isinstance(item, str) else item
@@ -76,7 +75,3 @@ class Todo:
 
 def item_id(item: Item) -> str:
     return item if isinstance(item, str) else item.job_id
-
-
-def _first(pair: tuple[int, Item]) -> int:
-    return pair[0]

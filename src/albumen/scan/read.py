@@ -141,8 +141,9 @@ def _payload(batch: tuple[tuple[str, FileEntry], ...]) -> tuple[tuple[str, str],
 
 def _read_all(todo: list[tuple[str, FileEntry]], max_pixels: int, pool: WorkerPool | None, kinds: tuple = ()):
     """(item, FileRecord, lasting) for every file to read, read in batches by the pool's worker
-    processes (todo is emptied once batched: each batch is let go once read), never by this one: the parsers of some formats are native code (libheif, libwebp,
-    libavif, FFmpeg), and one that crashes on a hostile file must cost that file only. lasting:
+    processes (todo is emptied once batched: each batch is let go once read), never by this one: the
+    parsers of some formats are native code (libheif, libwebp, libavif, FFmpeg), and one that crashes
+    on a hostile file must cost that file only. lasting:
     False when reading failed in a way the next build may not meet (see TaskFailed); a crash is
     lasting (the same bytes crash the same parser again)."""
     if pool is None:
