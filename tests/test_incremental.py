@@ -571,6 +571,35 @@ def test_two_pages_claiming_one_path_stop_the_build(gallery, tmp_path, monkeypat
     assert "two pages claim one output path" in result.stderr
 
 
+def test_the_sink_knows_every_path_it_wrote_by_hash_and_refuses_a_second_claim(tmp_path, monkeypatch):
+    """write.DiskSink keeps the paths it wrote as 8-byte hashes in buckets (PathHashes), not a set of
+    ints: every path written is known, no other is, a hash found across two others' bytes is not taken
+    for one, and a path claimed twice stops the build."""
+    from albumen.errors import BuildError
+    from albumen.write import DiskSink, PathHashes
+
+    monkeypatch.setattr(PathHashes, "_BUCKETS", 4)  # (~2,500 paths a bucket: the search through one is what is shown)
+    written = [f"albums/{i // 100}/p{i}/index.html" for i in range(10_000)]
+    known = PathHashes()
+    for path in written:
+        known.add(path)
+    assert all(path in known for path in written)
+    assert not any(f"albums/{i // 100}/q{i}/index.html" in known for i in range(10_000))
+    lone = "other/index.html"
+    number = hash(lone) & 0xFFFF_FFFF_FFFF_FFFF
+    straddled = PathHashes()  # its 8 bytes as the end of one hash and the start of the next
+    straddled.buckets[number & 3] = bytearray(4) + number.to_bytes(8, "little") + bytearray(4)
+    assert lone not in straddled
+    straddled.add(lone)
+    assert lone in straddled
+
+    sink = DiskSink(str(tmp_path))
+    assert sink.write("a/index.html", b"<p>a") and sink.has("a/index.html") and not sink.has("b/index.html")
+    with pytest.raises(BuildError, match="two outputs claim one path: a/index.html"):
+        sink.write("a/index.html", b"<p>again")
+    assert (tmp_path / "a" / "index.html").read_bytes() == b"<p>a"
+
+
 def test_file_records_are_found_folder_by_folder(tmp_path):
     """The cache hands the scan one folder's records at a time; none may be lost or mixed up
     between a folder, its sub-folders and folders whose names sort next to it."""
@@ -705,6 +734,8 @@ def test_snapshot_media_read_their_embedded_metadata_when_first_asked(tmp_path, 
     first = getattr(loaded.media[1], asked)
     assert facts in albumen_model._READ and getattr(loaded.media[1], asked) is first  # read once
     assert first == getattr(made[1], asked) and loaded.media[1].name == "p1.jpg"
+    names = {m.name for m in made}  # a name asked for is made again each time, not kept (a million photos' ~60 MB)
+    assert not {ref for m in loaded.media for ref in gc.get_referents(m) if isinstance(ref, str)} & names
     assert loaded.media == made and [m.embedded.date for m in loaded.media] == [m.embedded.date for m in made]
     assert [(m.name, m.size, m.mtime_ns, m.content_hash) for m in loaded.media] == \
         [(m.name, m.size, m.mtime_ns, m.content_hash) for m in made]

@@ -343,10 +343,11 @@ def media_from_snapshot(
 
 def _fields_apart() -> None:
     """Media's REST_FIELDS read and set through its `rest`, and Media.name is the end of the media's path
-    when its slot holds none; each is set, read, compared and shown as the field it is. A media whose
-    rest is its folder's LazyFacts reads them from there (the folders read last stay read) and is made a
-    MediaRest of its own only when one of them is set: a first build, which plans every photo (the plan
-    asks for each one's hash), held each photo's facts made again, ~450 bytes a photo."""
+    when its slot holds none (made when asked, not kept); each is set, read, compared and shown as the
+    field it is. A media whose rest is its folder's LazyFacts reads them from there (the folders read
+    last stay read) and is made a MediaRest of its own only when one of them is set: a first build,
+    which plans every photo (the plan asks for each one's hash), held each photo's facts made again,
+    ~450 bytes a photo."""
     rest_slot = Media.__dict__["rest"]
     get_rest = rest_slot.__get__
 
@@ -373,10 +374,9 @@ def _fields_apart() -> None:
 
     def name(self: Media) -> str:
         value = get_name(self, Media)
-        if value is None:
+        if value is None:  # (made again each time, not kept: a first build asks every photo's, ~60 MB at a million)
             album = self.album_uri
-            value = self.src_uri[len(album) + 1 :] if album else self.src_uri
-            put_name(self, value)
+            return self.src_uri[len(album) + 1 :] if album else self.src_uri
         return value
 
     Media.name = property(name, put_name)  # type: ignore[assignment, method-assign]
