@@ -13,7 +13,7 @@ from ..fsutil import OutsideRoot, check_inside, same_content, write_atomic, writ
 class PathHashes:
     """Paths by their 64-bit hash, 8 bytes each in 65,536 byte strings (by the hash's low bits), not a
     set of ints: a first build of a million photos writes a million pages, and the set of their hashes
-    held ~66 MiB (an int object and a table slot each), these ~14. A lookup searches, in C, the ~15
+    held ~66 MiB (an int object and a table slot each), these ~12. A lookup searches, in C, the ~15
     hashes (at a million) of one string. Two paths sharing a 64-bit hash is beyond unlikely."""
 
     _BUCKETS = 1 << 16
