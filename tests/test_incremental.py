@@ -582,7 +582,7 @@ def test_the_sink_knows_every_path_it_wrote_by_hash_and_refuses_a_second_claim(t
     written = [f"albums/{i // 100}/p{i}/index.html" for i in range(10_000)]
     known = PathHashes()
     for path in written:
-        known.add(path)
+        assert known.claim(path)
     assert all(path in known for path in written)
     assert not any(f"albums/{i // 100}/q{i}/index.html" in known for i in range(10_000))
     lone = "other/index.html"
@@ -590,7 +590,7 @@ def test_the_sink_knows_every_path_it_wrote_by_hash_and_refuses_a_second_claim(t
     straddled = PathHashes()  # its 8 bytes as the end of one hash and the start of the next
     straddled.buckets[number & 3] = bytearray(4) + number.to_bytes(8, "little") + bytearray(4)
     assert lone not in straddled
-    straddled.add(lone)
+    assert straddled.claim(lone) and not straddled.claim(lone)
     assert lone in straddled
 
     sink = DiskSink(str(tmp_path))

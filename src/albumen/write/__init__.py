@@ -21,24 +21,34 @@ class PathHashes:
     def __init__(self) -> None:
         self.buckets: list[bytearray | None] = [None] * self._BUCKETS
 
-    def __contains__(self, path: str) -> bool:
+    def _place(self, path: str) -> tuple[int, bytes]:
+        """The path's bucket, and its hash as the 8 bytes kept there."""
         number = hash(path) & 0xFFFF_FFFF_FFFF_FFFF
-        bucket = self.buckets[number & (self._BUCKETS - 1)]
-        if bucket is None:
-            return False
-        key = number.to_bytes(8, "little")
-        at = bucket.find(key)
-        while at >= 0 and at % 8:  # (found across two hashes: look on)
-            at = bucket.find(key, at + 1)
-        return at >= 0
+        return number & (self._BUCKETS - 1), number.to_bytes(8, "little")
 
-    def add(self, path: str) -> None:
-        number = hash(path) & 0xFFFF_FFFF_FFFF_FFFF
-        index = number & (self._BUCKETS - 1)
+    def __contains__(self, path: str) -> bool:
+        index, key = self._place(path)
+        bucket = self.buckets[index]
+        return bucket is not None and _holds(bucket, key)
+
+    def claim(self, path: str) -> bool:
+        """Add the path; False, and nothing added, when it is there already (one hash and search)."""
+        index, key = self._place(path)
         bucket = self.buckets[index]
         if bucket is None:
-            bucket = self.buckets[index] = bytearray()
-        bucket += number.to_bytes(8, "little")
+            self.buckets[index] = bytearray(key)
+        elif _holds(bucket, key):
+            return False
+        else:
+            bucket += key
+        return True
+
+
+def _holds(bucket: bytearray, key: bytes) -> bool:
+    at = bucket.find(key)
+    while at >= 0 and at % 8:  # (found across two hashes: look on)
+        at = bucket.find(key, at + 1)
+    return at >= 0
 
 
 class DiskSink:
@@ -74,9 +84,8 @@ class DiskSink:
         return dest_uri in self.claimed
 
     def _claim(self, dest_uri: str) -> None:
-        if dest_uri in self.claimed:
+        if not self.claimed.claim(dest_uri):
             raise BuildError(f"two outputs claim one path: {dest_uri}")
-        self.claimed.add(dest_uri)
 
     def write(self, dest_uri: str, data: bytes, again: bool = False) -> bool:
         """Write when different; True when the file changed.
